@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nvq public API: a userspace NVMe driver and I/O engine.
+ *
+ * Conventions: functions return 0 (or a count) on success and a negative
+ * errno on failure; the failing call leaves a message for the calling
+ * thread in nvq_errmsg(). The library never prints, aborts or exits.
+ * The NVMe status of a failed command reaches the completion callback
+ * unchanged in struct nvq_cpl.
+ */
+#ifndef NVQ_NVQ_H
+#define NVQ_NVQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nvq/spec.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct nvq_ctrl;
+struct nvq_queue;
+
+/* How completions of a controller's I/O queues are reaped. */
+enum nvq_mode {
+	NVQ_MODE_POLL = 0, /* caller calls nvq_poll(); CQs have no interrupt */
+	NVQ_MODE_WAIT = 1, /* caller sleeps in nvq_wait() on the interrupt */
+	NVQ_MODE_THREAD = 2, /* a completion thread per queue, pinned to the
+			      * interrupt's CPU, runs the callbacks */
+};
+
+/* Options for nvq_open(). Initialise with nvq_opts_init(). */
+struct nvq_opts {
+	unsigned int nr_queues; /* I/O queue pairs; 0 = one per online CPU */
+	unsigned int queue_depth; /* entries per I/O queue; 0 = 256 */
+	enum nvq_mode mode;
+	/*
+	 * Exclusive queues have one owner thread and take no locks (the SPDK
+	 * model). Shared queues (default) may be used by any thread: the
+	 * submission side takes sq_lock, the completion side cq_lock.
+	 */
+	bool exclusive;
+	/* Use shadow doorbells when the controller offers them (default). */
+	bool shadow_doorbells;
+	/* Admin command timeout in ms; 0 = derived from CAP.TO (min 5 s). */
+	unsigned int admin_timeout_ms;
+};
+
+/* Fill @opts with the defaults. */
+void nvq_opts_init(struct nvq_opts *opts);
+
+/*
+ * Open the controller named by @uri and bring it up:
+ *   "emu:" or "emu:key=val,..."  the built-in emulated controller
+ *   "vfio:DDDD:BB:DD.F"          a PCIe controller bound to vfio-pci
+ * @opts may be NULL for defaults. On success *@ctrl is set.
+ */
+int nvq_open(const char *uri, const struct nvq_opts *opts,
+	     struct nvq_ctrl **ctrl);
+
+/*
+ * Shut the controller down in order (CC.SHN, bounded wait), stop the
+ * completion threads and free everything. Outstanding I/O is completed with
+ * -ECANCELED if the controller does not finish it first.
+ */
+void nvq_close(struct nvq_ctrl *ctrl);
+
+/* Message describing the last failure on the calling thread ("" if none). */
+const char *nvq_errmsg(void);
+
+/* Text for an NVMe status field (SCT/SC as in struct nvq_cpl.status). */
+const char *nvq_status_str(uint16_t status);
+
+/* ------------------------------------------------------------------ */
+/* Controller and namespaces                                           */
+/* ------------------------------------------------------------------ */
+
+/* The Identify Controller data read at bring-up. */
+const struct nvme_id_ctrl *nvq_id_ctrl(const struct nvq_ctrl *ctrl);
+
+/* Controller registers captured at bring-up. */
+uint64_t nvq_cap(const struct nvq_ctrl *ctrl);
+uint32_t nvq_vs(const struct nvq_ctrl *ctrl);
+
+/* The URI the controller was opened with. */
+const char *nvq_uri(const struct nvq_ctrl *ctrl);
+
+struct nvq_ns_info {
+	uint32_t nsid;
+	uint64_t nlba; /* NSZE: size in logical blocks */
+	uint32_t lba_size; /* bytes */
+	uint32_t max_transfer; /* bytes per command (MDTS), 0 = no limit */
+	const struct nvme_id_ns *id; /* Identify Namespace data */
+};
+
+/*
+ * Fill @nsids with up to @max active namespace ids in ascending order;
+ * returns how many namespaces are active (may exceed @max).
+ */
+int nvq_ns_list(const struct nvq_ctrl *ctrl, uint32_t *nsids, unsigned int max);
+
+/* Describe namespace @nsid; -ENOENT if it is not active. */
+int nvq_ns_info(const struct nvq_ctrl *ctrl, uint32_t nsid,
+		struct nvq_ns_info *info);
+
+/* Largest transfer in bytes that one command may carry (MDTS). */
+uint32_t nvq_max_transfer(const struct nvq_ctrl *ctrl);
+
+/* ------------------------------------------------------------------ */
+/* Queues                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Number of I/O queue pairs the controller granted. */
+unsigned int nvq_queue_count(const struct nvq_ctrl *ctrl);
+
+/* I/O queue pair @index (0-based), or NULL if out of range. */
+struct nvq_queue *nvq_queue_get(struct nvq_ctrl *ctrl, unsigned int index);
+
+/*
+ * The queue for the calling CPU: CPUs map to queues in order and share them
+ * round-robin when there are more CPUs than queues.
+ */
+struct nvq_queue *nvq_queue_for_cpu(struct nvq_ctrl *ctrl);
+
+/* The NVMe queue id (1-based) and depth of @q. */
+uint16_t nvq_queue_id(const struct nvq_queue *q);
+unsigned int nvq_queue_depth(const struct nvq_queue *q);
+
+/* Per-queue counters. */
+struct nvq_queue_stats {
+	uint64_t submitted; /* commands placed in the SQ */
+	uint64_t completed; /* CQEs reaped */
+	uint64_t doorbells; /* SQ tail doorbell MMIO writes */
+	uint64_t bad_cqes; /* CQEs with unknown or stale command id */
+	uint64_t interrupts; /* interrupt wakeups consumed */
+};
+void nvq_queue_stats(const struct nvq_queue *q, struct nvq_queue_stats *st);
+
+/* ------------------------------------------------------------------ */
+/* I/O                                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Result of a command, passed to its callback. */
+struct nvq_cpl {
+	int err; /* 0, -EIO (NVMe error, see status), -ECANCELED, ... */
+	uint16_t status; /* NVMe status field: SC 7:0 SCT 10:8 More DNR */
+	uint32_t result; /* CQE DW0 */
+};
+
+typedef void (*nvq_cb)(void *arg, const struct nvq_cpl *cpl);
+
+/* Submission flags */
+/* Force unit access. */
+#define NVQ_IO_FUA (1u << 0)
+/* More follows: defer the doorbell until nvq_queue_kick() or a submission
+ * without this flag. */
+#define NVQ_IO_MORE (1u << 1)
+
+/*
+ * Submit a read or write of @nlb logical blocks at @slba of namespace
+ * @nsid. @buf must lie in DMA memory (nvq_dma_alloc() or registered with
+ * nvq_dma_register()) and be aligned to 4 bytes (the PRP rule); transfers
+ * above MDTS are split into several commands and complete once.
+ * Returns 0 once submitted, -EAGAIN when the queue has not enough free
+ * command slots (reap and retry), -EINVAL / -ERANGE / -EFAULT for bad
+ * requests (with a message). @cb runs exactly once for a submitted request.
+ */
+int nvq_read(struct nvq_queue *q, uint32_t nsid, void *buf, uint64_t slba,
+	     uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg);
+int nvq_write(struct nvq_queue *q, uint32_t nsid, const void *buf,
+	      uint64_t slba, uint32_t nlb, unsigned int flags, nvq_cb cb,
+	      void *arg);
+/* Flush the volatile write cache of @nsid. */
+int nvq_flush(struct nvq_queue *q, uint32_t nsid, unsigned int flags, nvq_cb cb,
+	      void *arg);
+/* Write zeroes to @nlb blocks at @slba (no data transfer). */
+int nvq_write_zeroes(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
+		     uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg);
+/* Deallocate (trim) @nlb blocks at @slba with Dataset Management. */
+int nvq_deallocate(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
+		   uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg);
+
+/* Ring the SQ doorbell for commands submitted with NVQ_IO_MORE. */
+void nvq_queue_kick(struct nvq_queue *q);
+
+/*
+ * Reap up to @max completions (0 = no limit) and run their callbacks in
+ * the calling thread. Returns the number reaped, or a negative errno.
+ * Not allowed on NVQ_MODE_THREAD queues (-EINVAL).
+ */
+int nvq_poll(struct nvq_queue *q, unsigned int max);
+
+/*
+ * Reap completions, sleeping on the queue's interrupt until at least
+ * @min_cpl were reaped or @timeout_ms passed (-1 = forever). Returns the
+ * number reaped (maybe fewer than @min_cpl on timeout), or a negative
+ * errno. Works in NVQ_MODE_WAIT; in NVQ_MODE_POLL it spins.
+ */
+int nvq_wait(struct nvq_queue *q, unsigned int min_cpl, int timeout_ms);
+
+/* Number of commands submitted on @q whose callbacks have not run yet. */
+unsigned int nvq_queue_inflight(const struct nvq_queue *q);
+
+/*
+ * Synchronous helpers: submit, wait for completion, return 0, a negative
+ * errno, or -EIO with *@status (may be NULL) set to the NVMe status. They
+ * use the calling CPU's queue and any buffer (bounce-buffered when @buf is
+ * not DMA memory). Not for the hot path.
+ */
+int nvq_read_sync(struct nvq_ctrl *ctrl, uint32_t nsid, void *buf,
+		  uint64_t slba, uint32_t nlb, uint16_t *status);
+int nvq_write_sync(struct nvq_ctrl *ctrl, uint32_t nsid, const void *buf,
+		   uint64_t slba, uint32_t nlb, uint16_t *status);
+int nvq_flush_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint16_t *status);
+int nvq_write_zeroes_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
+			  uint32_t nlb, uint16_t *status);
+int nvq_deallocate_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
+			uint32_t nlb, uint16_t *status);
+
+/*
+ * Admin passthrough: send @cmd (CID and PRPs are filled in by nvq) with an
+ * optional data buffer of @len bytes (any memory; nvq bounces it). Data
+ * direction follows the opcode's low two bits as the specification defines
+ * (01b host to controller, 10b controller to host). Returns 0, a negative
+ * errno, or -EIO with *@status set. *@result (may be NULL) gets CQE DW0.
+ */
+int nvq_admin(struct nvq_ctrl *ctrl, const struct nvme_sqe *cmd, void *buf,
+	      size_t len, uint32_t *result, uint16_t *status);
+
+/* ------------------------------------------------------------------ */
+/* DMA memory                                                          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Allocate @len bytes of DMA memory (page aligned, zeroed, pinned where the
+ * transport needs it) on NUMA node @node (-1: the controller's node).
+ */
+void *nvq_dma_alloc(struct nvq_ctrl *ctrl, size_t len, int node);
+void nvq_dma_free(struct nvq_ctrl *ctrl, void *buf);
+
+/* Make caller memory usable for I/O, and undo it. */
+int nvq_dma_register(struct nvq_ctrl *ctrl, void *buf, size_t len);
+int nvq_dma_unregister(struct nvq_ctrl *ctrl, void *buf);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NVQ_NVQ_H */

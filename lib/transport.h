@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The transport interface: everything the driver may do to a controller.
+ * A transport exposes the controller's registers (BAR0), doorbells, DMA
+ * mapping (the IOMMU) and interrupt vectors as eventfds - the same view a
+ * driver has of a PCIe device. The driver never learns what is behind it.
+ */
+#ifndef NVQ_TRANSPORT_H
+#define NVQ_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct nvq_transport;
+
+struct nvq_transport_ops {
+	const char *name; /* "emu", "vfio" */
+
+	/* Release everything the transport holds (the device is disabled
+	 * by the driver before this). */
+	void (*close)(struct nvq_transport *t);
+
+	/* Controller register access at byte offset @off of BAR0. */
+	uint32_t (*reg_read32)(struct nvq_transport *t, uint32_t off);
+	uint64_t (*reg_read64)(struct nvq_transport *t, uint32_t off);
+	void (*reg_write32)(struct nvq_transport *t, uint32_t off,
+			    uint32_t val);
+	void (*reg_write64)(struct nvq_transport *t, uint32_t off,
+			    uint64_t val);
+
+	/*
+	 * Doorbell write at byte offset @off (>= NVME_REG_DBS). Hot path: one
+	 * call per batch. Has release semantics: queue memory written before
+	 * the call is visible to the device when it sees the new value.
+	 */
+	void (*db_write)(struct nvq_transport *t, uint32_t off, uint32_t val);
+
+	/*
+	 * Map [@vaddr, @vaddr + @len) for device access; both must be multiples
+	 * of 4096. On success *@iova is the device address of @vaddr (also a
+	 * multiple of 4096). -ENOSPC when the IOMMU has no room, -EPERM/-ENOMEM
+	 * when pinning fails.
+	 */
+	int (*dma_map)(struct nvq_transport *t, void *vaddr, size_t len,
+		       uint64_t *iova);
+	/* Undo dma_map of exactly that range. */
+	int (*dma_unmap)(struct nvq_transport *t, void *vaddr, size_t len);
+
+	/* The eventfd signalled by MSI-X vector @vector, or -EINVAL. */
+	int (*irq_fd)(struct nvq_transport *t, unsigned int vector);
+
+	/* The CPU that takes vector @vector's interrupts, -1 if unknown. */
+	int (*irq_cpu)(struct nvq_transport *t, unsigned int vector);
+};
+
+struct nvq_transport {
+	const struct nvq_transport_ops *ops;
+	unsigned int nr_vectors; /* MSI-X vectors available */
+	int numa_node; /* the device's NUMA node, -1 if unknown */
+	char name[96]; /* human-readable device name */
+};
+
+/*
+ * Open the transport for @uri ("emu:...", "vfio:..."). On failure returns a
+ * negative errno and leaves a message (nvq_errmsg()).
+ */
+int nvq_transport_open(const char *uri, struct nvq_transport **t);
+
+/* Transport constructors, called by nvq_transport_open() with the part of
+ * the URI after the scheme's colon. */
+int nvq_emu_transport_open(const char *params, struct nvq_transport **t);
+
+#endif /* NVQ_TRANSPORT_H */
