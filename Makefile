@@ -1,0 +1,66 @@
+# The two commands a newcomer needs (README.md):
+#   make run    build if needed and run the main job on the emulated controller
+#   make test   install what the tests need, build, run every test
+# Both install missing dependencies through apt (as root) and say so.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+MESON_TEST_ARGS ?= --print-errorlogs
+
+.PHONY: all build run test test-asan test-tsan deps deps-test clean format \
+	check-format install
+
+all: build
+
+deps:
+	@sh scripts/deps.sh build
+
+deps-test:
+	@sh scripts/deps.sh test
+
+$(BUILD)/build.ninja: | deps
+	meson setup $(BUILD) --buildtype=release -Dtests=false
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+# The main job: a short benchmark on the emulated controller.
+run: build
+	@echo "== nvq list"
+	@$(BUILD)/tools/nvq list
+	@echo "== nvq-perf: 4 KiB random reads, QD32, 3 s, emulated controller"
+	$(BUILD)/tools/perf/nvq-perf -d emu: --rw randread --bs 4k --qd 32 \
+		--time 3s
+
+$(ASAN_BUILD)/build.ninja: | deps-test
+	meson setup $(ASAN_BUILD) --buildtype=debug -Dwerror=true \
+		-Db_sanitize=address,undefined -Db_lundef=false
+
+$(TSAN_BUILD)/build.ninja: | deps-test
+	meson setup $(TSAN_BUILD) --buildtype=debug -Dwerror=true \
+		-Db_sanitize=thread -Db_lundef=false
+
+# Every test under ASan+UBSan, the concurrency suite once more under TSan,
+# then one closing line "N passed, N failed".
+test: deps-test $(ASAN_BUILD)/build.ninja $(TSAN_BUILD)/build.ninja
+	@ninja -C $(ASAN_BUILD)
+	@ninja -C $(TSAN_BUILD)
+	@-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		meson test -C $(ASAN_BUILD) $(MESON_TEST_ARGS)
+	@-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		meson test -C $(TSAN_BUILD) --suite concurrency $(MESON_TEST_ARGS)
+	@python3 scripts/test-summary.py $(ASAN_BUILD) $(TSAN_BUILD)
+
+install: build
+	meson install -C $(BUILD)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+check-format:
+	clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
