@@ -25,6 +25,7 @@ struct nvq_dmapool;
 struct nvq_dmapool *nvq_dmapool_create(struct nvq_mem *mem, const char *name,
 				       size_t block_size,
 				       unsigned int max_blocks, int node);
+/* Free the pool and all its DMA memory; blocks still in use die with it. */
 void nvq_dmapool_destroy(struct nvq_dmapool *pool);
 
 /* O(1). NULL when the pool is exhausted and cannot grow. Thread-safe. */
@@ -32,6 +33,7 @@ void *nvq_dmapool_alloc(struct nvq_dmapool *pool, uint64_t *iova);
 /* O(1). @vaddr/@iova as returned by nvq_dmapool_alloc(). Thread-safe. */
 void nvq_dmapool_free(struct nvq_dmapool *pool, void *vaddr, uint64_t iova);
 
+/* The block size and the NUMA node the pool was created with. */
 size_t nvq_dmapool_block_size(const struct nvq_dmapool *pool);
 int nvq_dmapool_node(const struct nvq_dmapool *pool);
 /* Blocks currently handed out, and total blocks the pool holds. */
@@ -43,5 +45,14 @@ struct nvq_pools {
 	struct nvq_dmapool *small; /* 256-byte blocks: lists of <= 32 PRPs */
 	struct nvq_dmapool *page; /* 4096-byte blocks: full PRP list pages */
 };
+
+/*
+ * Create the pool set of NUMA node @node (-1 = any): the 256-byte and the
+ * 4096-byte pool, unlimited, each starting with one 64 KiB chunk. On
+ * failure nothing is left allocated and both pointers are NULL.
+ */
+int nvq_pools_create(struct nvq_mem *mem, int node, struct nvq_pools *pools);
+/* Destroy both pools of @pools (either may be NULL) and clear them. */
+void nvq_pools_destroy(struct nvq_pools *pools);
 
 #endif /* NVQ_DMAPOOL_H */

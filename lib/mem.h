@@ -38,9 +38,14 @@ void *nvq_mem_alloc(struct nvq_mem *mem, size_t len, int node, uint64_t *iova);
 /* Free memory from nvq_mem_alloc(); -EINVAL if @vaddr is not such. */
 int nvq_mem_free(struct nvq_mem *mem, void *vaddr);
 
-/* Register caller memory (any alignment; whole pages get mapped). */
+/*
+ * Register caller memory (any alignment; whole pages get mapped). Only the
+ * bytes [@vaddr, @vaddr + @len) translate. -EEXIST if a page of it is
+ * already mapped by another allocation or registration: the transport maps
+ * whole pages, so two regions may not share one.
+ */
 int nvq_mem_register(struct nvq_mem *mem, void *vaddr, size_t len);
-/* Undo nvq_mem_register(@vaddr, ...). */
+/* Undo nvq_mem_register(@vaddr, ...); -EINVAL if nothing starts there. */
 int nvq_mem_unregister(struct nvq_mem *mem, void *vaddr);
 
 /*
