@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside the emulated controller: the controller state and the interfaces
+ * between its files. Everything below "device thread state" is owned by
+ * the device thread; host threads touch only the registers, doorbells,
+ * the IOMMU table (under its lock) and the wake-up word.
+ */
+#ifndef NVQ_EMU_CTRL_H
+#define NVQ_EMU_CTRL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nvq/spec.h"
+#include "emu.h"
+
+#define emu_likely(x) __builtin_expect(!!(x), 1)
+#define emu_unlikely(x) __builtin_expect(!!(x), 0)
+
+#define EMU_NN 1024 /* Identify NN: highest valid NSID */
+#define EMU_MAX_NS 1024
+#define EMU_AERL 3 /* 0's based: 4 outstanding AERs */
+#define EMU_ACL 3 /* 0's based */
+#define EMU_ERRLOG_ENTRIES 64 /* ELPE + 1 */
+#define EMU_MPSMAX 4 /* 64 KiB memory pages */
+#define EMU_FETCH_BATCH 64 /* SQEs taken from one SQ per pass */
+#define EMU_AER_QUEUE 16 /* undelivered events kept */
+#define EMU_TEMP_K 308 /* composite temperature, Kelvin */
+#define EMU_WCTEMP_K 343
+#define EMU_CCTEMP_K 358
+#define EMU_MAX_MSIX 2048
+
+/* Status with DNR: a retry cannot succeed. */
+#define EMU_ST(sct, sc) \
+	((uint16_t)(NVME_STATUS_MAKE(sct, sc) | NVME_STATUS_DNR_BIT))
+#define EMU_ST_GEN(sc) EMU_ST(NVME_SCT_GENERIC, sc)
+#define EMU_ST_CMD(sc) EMU_ST(NVME_SCT_CMD_SPECIFIC, sc)
+
+/* Record a message for the calling thread; returns @err. */
+int emu_err(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Monotonic clock in nanoseconds. */
+uint64_t emu_now(void);
+
+/* ------------------------------------------------------------------ */
+/* IOMMU (iommu.c)                                                     */
+/* ------------------------------------------------------------------ */
+
+struct emu_iommu_entry {
+	uint64_t iova;
+	uint64_t len;
+	uint8_t *vaddr;
+};
+
+/* Immutable once published; replaced whole on every map/unmap. */
+struct emu_iommu_table {
+	size_t n;
+	struct emu_iommu_entry e[]; /* sorted by iova */
+};
+
+struct emu_iommu {
+	pthread_mutex_t lock; /* host side: serialises map/unmap */
+	struct emu_iommu_table *table; /* published (atomic pointer) */
+	uint64_t gen; /* atomic: bumped by every map/unmap */
+	uint64_t ack; /* atomic: last gen the device thread switched to */
+	/* Device thread's view: valid until it acknowledges a newer gen. */
+	const struct emu_iommu_table *view;
+	const struct emu_iommu_entry *last; /* translation cache */
+};
+
+int emu_iommu_init(struct emu_iommu *m);
+void emu_iommu_fini(struct emu_iommu *m);
+
+/*
+ * Device thread: switch to the current table if it changed. Returns true
+ * when it did (cached queue pointers must then be re-translated before
+ * emu_iommu_ack(@gen)).
+ */
+bool emu_iommu_sync(struct emu_iommu *m, uint64_t *gen);
+
+/* Device thread: tell map/unmap that generation @gen is in use. */
+void emu_iommu_ack(struct emu_iommu *m, uint64_t gen);
+
+/*
+ * Device thread: host pointer for device address @iova, with *@avail the
+ * bytes accessible from there within the same mapping. NULL if unmapped.
+ */
+uint8_t *emu_iommu_xlate(struct emu_iommu *m, uint64_t iova, uint64_t *avail);
+
+/* Device thread: host pointer for [@iova, @iova + @len) in one mapping. */
+void *emu_iommu_range(struct emu_iommu *m, uint64_t iova, uint64_t len);
+
+/* ------------------------------------------------------------------ */
+/* Media (media.c)                                                     */
+/* ------------------------------------------------------------------ */
+
+struct emu_media {
+	uint8_t *base; /* all namespaces, consecutively */
+	uint64_t len;
+	int fd; /* -1 for RAM */
+};
+
+int emu_media_open(struct emu_media *m, const struct nvq_emu_params *p);
+void emu_media_close(struct emu_media *m);
+/* Make [@off, @off + @len) durable (file backing); 0 or -errno. */
+int emu_media_sync(struct emu_media *m, uint64_t off, uint64_t len);
+/* Zero a range; @dealloc lets the memory go back to the system. */
+void emu_media_zero(struct emu_media *m, uint64_t off, uint64_t len,
+		    bool dealloc);
+/* Latency of command @opcode under @mm, in ns. */
+uint64_t emu_media_latency(const struct nvq_emu_media_model *mm,
+			   uint8_t opcode);
+
+/* ------------------------------------------------------------------ */
+/* Queues and commands                                                 */
+/* ------------------------------------------------------------------ */
+
+struct emu_sq;
+
+/* A fetched command waiting for its completion time. */
+struct emu_cmd {
+	struct nvme_sqe sqe;
+	uint64_t due;
+	struct emu_sq *sq;
+	uint32_t heap_idx;
+	uint16_t slot;
+};
+
+/* Execution context of one command. */
+struct emu_req {
+	const struct nvme_sqe *sqe;
+	struct emu_sq *sq;
+	uint32_t dw0;
+	uint16_t err_loc; /* error log: byte offset in SQE | bit << 8 */
+	uint64_t err_lba;
+	bool held; /* not completed now (AER) */
+};
+
+struct emu_cq {
+	struct nvme_cqe *ring; /* host memory */
+	uint64_t iova;
+	uint32_t size;
+	uint16_t qid;
+	uint16_t head, tail;
+	uint16_t phase;
+	uint16_t iv;
+	bool ien;
+	bool pc;
+	uint32_t nr_sqs;
+	uint32_t *db; /* MMIO head doorbell */
+	uint32_t *shadow, *eventidx; /* Doorbell Buffer Config, or NULL */
+	bool bad_db;
+	uint32_t bad_val;
+	/* Completions held while the CQ is full, in order. */
+	struct nvme_cqe *ovf;
+	uint32_t ovf_cap, ovf_head, ovf_cnt;
+	/* Interrupts: CQEs posted since the last signal. */
+	uint32_t irq_cnt;
+	uint64_t irq_first;
+	bool in_batch;
+};
+
+struct emu_sq {
+	struct nvme_sqe *ring; /* host memory */
+	uint64_t iova;
+	uint32_t size;
+	uint16_t qid;
+	uint16_t head, tail;
+	uint16_t prio;
+	bool pc;
+	struct emu_cq *cq;
+	uint32_t *db; /* MMIO tail doorbell */
+	uint32_t *shadow, *eventidx;
+	bool bad_db;
+	uint32_t bad_val;
+	uint32_t idx; /* position in the controller's active list */
+	/* Command slots for commands that wait for their latency. */
+	struct emu_cmd *cmds;
+	uint16_t *free_slots;
+	uint32_t nr_free;
+};
+
+struct emu_seg {
+	uint8_t *p;
+	uint64_t len;
+};
+
+struct emu_features {
+	uint32_t arbitration;
+	uint32_t power_mgmt;
+	uint16_t temp_over, temp_under;
+	uint32_t err_recovery;
+	bool wce;
+	bool nq_set; /* Number of Queues allocated since reset */
+	uint16_t nsqa, ncqa; /* granted, 1's based */
+	uint32_t irq_coalesce;
+	uint32_t write_atomic;
+	uint32_t async_cfg;
+	uint8_t *irq_cd; /* per vector: coalescing disabled */
+};
+
+struct emu_smart {
+	uint64_t read_512, write_512; /* bytes / 512 */
+	uint64_t host_reads, host_writes;
+	uint64_t busy_ns;
+	uint64_t media_errors;
+};
+
+struct emu_aer_event {
+	uint8_t type, info, lid;
+};
+
+struct nvq_emu {
+	/* Host-written words the device thread polls. */
+	uint32_t *dbs; /* doorbell words: [2*qid] SQ tail, [2*qid+1] CQ head */
+	uint32_t nr_dbs;
+	uint32_t dstrd;
+	uint32_t regs[16]; /* BAR0 0x00..0x3f, atomic */
+	uint32_t cc_events; /* atomic: CC_EV_* from host writes */
+	uint32_t bad_db_reg; /* atomic: write outside the doorbell array */
+	uint32_t stop; /* atomic */
+	int sleeping __attribute__((aligned(64))); /* futex word */
+	int running; /* atomic: the device thread is alive */
+
+	struct nvq_emu_params p;
+	int *irq_fds;
+	uint32_t nr_vec;
+	pthread_t thread;
+	bool thread_started;
+	struct emu_iommu iommu;
+	struct emu_media media;
+	uint64_t ns_blocks; /* NSZE */
+	uint32_t lba_size;
+	uint64_t max_xfer; /* bytes per command, from MDTS and NLB */
+	char sn[21];
+	uint64_t created_ns;
+
+	/* ---- device thread state ---- */
+	uint32_t cc; /* CC as enabled */
+	bool enabled, ready, fatal, shut;
+	uint64_t rdy_at;
+	uint32_t page_size;
+	struct emu_sq **sqs; /* [qid], qpairs + 1 */
+	struct emu_cq **cqs;
+	struct emu_sq **active; /* existing SQs, for the fetch loop */
+	uint32_t nr_active;
+	uint32_t rr;
+	uint32_t nr_io_sqs, nr_io_cqs;
+	uint32_t ovf_cqs; /* CQs holding completions */
+
+	struct emu_cmd **heap; /* pending commands by due time */
+	uint32_t heap_n, heap_cap;
+
+	uint16_t aer_cids[EMU_AERL + 1];
+	uint32_t nr_aer;
+	struct emu_aer_event aerq[EMU_AER_QUEUE];
+	uint32_t nr_aerq;
+	uint8_t aer_mask; /* types masked until their log page is read */
+
+	struct emu_features feat;
+	struct nvme_error_log errlog[EMU_ERRLOG_ENTRIES];
+	uint64_t err_count;
+	struct emu_smart smart;
+
+	struct emu_seg *segs; /* PRP walk scratch */
+	uint32_t max_segs;
+	uint8_t *bounce; /* admin data scratch, 4 KiB aligned */
+	size_t bounce_len;
+
+	bool dbbuf_on;
+	uint64_t dbbuf_iova, ei_iova;
+	uint32_t *dbbuf, *ei; /* host pages */
+
+	struct emu_cq **batch; /* CQs with unsignalled CQEs */
+	uint32_t nr_batch;
+	bool coalesce_on; /* Interrupt Coalescing set non-zero */
+
+	bool shn_pending; /* CC.SHN seen, SHST not complete yet */
+	uint64_t idle_start; /* 0 while busy */
+};
+
+#define CC_EV_EN_RISE 0x1
+#define CC_EV_EN_FALL 0x2
+#define CC_EV_SHN 0x4
+
+/* Doorbell word access. */
+static inline uint32_t emu_load_acq(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void emu_store_rel(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* Sequentially consistent forms, for the sleep/wake handshake. */
+static inline uint32_t emu_load_sc(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+static inline void emu_store_sc(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_SEQ_CST);
+}
+
+/* device.c */
+void emu_kick(struct nvq_emu *c);
+void emu_set_csts(struct nvq_emu *c, uint32_t set, uint32_t clear);
+void emu_fatal(struct nvq_emu *c, const char *why);
+
+/* regs.c */
+void emu_regs_init(struct nvq_emu *c);
+void emu_cc_events(struct nvq_emu *c, uint32_t ev);
+void emu_reset(struct nvq_emu *c);
+void emu_poll_ready(struct nvq_emu *c);
+
+/* queue.c */
+int emu_sq_create(struct nvq_emu *c, uint16_t qid, uint64_t iova, uint32_t size,
+		  struct emu_cq *cq, uint16_t prio, bool pc);
+int emu_cq_create(struct nvq_emu *c, uint16_t qid, uint64_t iova, uint32_t size,
+		  uint16_t iv, bool ien, bool pc);
+void emu_sq_delete(struct nvq_emu *c, struct emu_sq *sq);
+void emu_cq_delete(struct nvq_emu *c, struct emu_cq *cq);
+void emu_queues_delete_all(struct nvq_emu *c);
+bool emu_queues_remap(struct nvq_emu *c);
+void emu_queues_bind_dbbuf(struct nvq_emu *c);
+unsigned int emu_fetch(struct nvq_emu *c);
+void emu_cmd_done(struct nvq_emu *c, struct emu_cmd *cmd);
+void emu_complete(struct nvq_emu *c, struct emu_sq *sq, uint16_t cid,
+		  uint16_t status, uint32_t dw0, const struct emu_req *req);
+unsigned int emu_flush_overflow(struct nvq_emu *c);
+void emu_irq_flush(struct nvq_emu *c);
+bool emu_queues_idle_check(struct nvq_emu *c, bool publish);
+uint64_t emu_irq_deadline(struct nvq_emu *c);
+
+/* exec: admin.c, nvm.c */
+uint16_t emu_admin_exec(struct nvq_emu *c, struct emu_req *req);
+uint16_t emu_nvm_exec(struct nvq_emu *c, struct emu_req *req);
+void emu_admin_reset(struct nvq_emu *c);
+
+/* prp.c: data pointer walk and DMA helpers. Return an NVMe status. */
+uint16_t emu_prp_map(struct nvq_emu *c, uint64_t prp1, uint64_t prp2,
+		     uint64_t len, uint32_t *nseg);
+uint16_t emu_dma_to_host(struct nvq_emu *c, const struct nvme_sqe *sqe,
+			 const void *src, uint64_t len);
+uint16_t emu_dma_from_host(struct nvq_emu *c, const struct nvme_sqe *sqe,
+			   void *dst, uint64_t len);
+
+/* timer.c: min-heap of commands by due time */
+int emu_heap_reserve(struct nvq_emu *c, uint32_t more);
+void emu_heap_push(struct nvq_emu *c, struct emu_cmd *cmd);
+struct emu_cmd *emu_heap_pop_due(struct nvq_emu *c, uint64_t now);
+void emu_heap_remove(struct nvq_emu *c, struct emu_cmd *cmd);
+static inline uint64_t emu_heap_next(const struct nvq_emu *c)
+{
+	return c->heap_n ? c->heap[0]->due : UINT64_MAX;
+}
+
+/* log.c: error log, SMART, AER */
+void emu_log_error(struct nvq_emu *c, uint16_t sqid, uint16_t cid,
+		   uint16_t status, const struct emu_req *req);
+void emu_aer_raise(struct nvq_emu *c, uint8_t type, uint8_t info, uint8_t lid);
+void emu_aer_deliver(struct nvq_emu *c);
+uint16_t emu_get_log_page(struct nvq_emu *c, struct emu_req *req);
+uint16_t emu_temperature(const struct nvq_emu *c);
+void emu_check_temperature(struct nvq_emu *c);
+
+/* features.c */
+void emu_features_default(struct nvq_emu *c);
+uint16_t emu_set_features(struct nvq_emu *c, struct emu_req *req);
+uint16_t emu_get_features(struct nvq_emu *c, struct emu_req *req);
+
+/* Command execution and completion, shared by fetch and timer paths. */
+void emu_exec(struct nvq_emu *c, struct emu_sq *sq, const struct nvme_sqe *sqe);
+
+#endif /* NVQ_EMU_CTRL_H */

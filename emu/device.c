@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device: creation, the device thread's main loop, and sleeping.
+ *
+ * The loop runs passes: pick up IOMMU and CC changes, complete commands
+ * whose latency expired, post held completions, fetch from every SQ,
+ * signal interrupts once per CQ per pass. With nothing to do it spins
+ * (yielding the CPU) for idle_spin, then sleeps on a futex. Before
+ * sleeping it publishes EventIdx and re-checks every doorbell after a
+ * full barrier; hosts ring with a full barrier between the doorbell store
+ * and the sleeping-flag load (nvq_emu_db_write), so a doorbell is never
+ * missed: either the host sees the flag and wakes us, or we see the bell.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctrl.h"
+
+/* A deadline closer than this is waited for by spinning, not sleeping. */
+#define SPIN_WINDOW_NS 200000ull
+/* Wake this early from a timed sleep: futex timeouts overshoot. */
+#define SLEEP_SLACK_NS 100000ull
+
+static __thread char errbuf[512];
+
+int emu_err(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+const char *nvq_emu_errmsg(void)
+{
+	return errbuf;
+}
+
+uint64_t emu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void futex_wait(int *addr, int val, uint64_t timeout_ns)
+{
+	struct timespec ts, *tp = NULL;
+
+	if (timeout_ns != UINT64_MAX) {
+		ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
+		ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
+		tp = &ts;
+	}
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, tp, NULL, 0);
+}
+
+void emu_kick(struct nvq_emu *c)
+{
+	if (__atomic_load_n(&c->sleeping, __ATOMIC_SEQ_CST) &&
+	    __atomic_exchange_n(&c->sleeping, 0, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &c->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL,
+			NULL, 0);
+}
+
+void nvq_emu_db_write(struct nvq_emu *c, uint32_t off, uint32_t val)
+{
+	uint32_t rel = off - NVME_REG_DBS, idx;
+
+	idx = rel >> (2 + c->dstrd);
+	if (emu_unlikely(off < NVME_REG_DBS || (rel & ((4u << c->dstrd) - 1)) ||
+			 idx >= c->nr_dbs)) {
+		__atomic_store_n(&c->bad_db_reg, 1, __ATOMIC_SEQ_CST);
+		emu_kick(c);
+		return;
+	}
+	/* seq_cst: ordered before the sleeping-flag load in emu_kick(). */
+	__atomic_store_n(&c->dbs[idx], val, __ATOMIC_SEQ_CST);
+	emu_kick(c);
+}
+
+void emu_set_csts(struct nvq_emu *c, uint32_t set, uint32_t clear)
+{
+	uint32_t *r = &c->regs[NVME_REG_CSTS / 4];
+	uint32_t v = __atomic_load_n(r, __ATOMIC_RELAXED);
+
+	__atomic_store_n(r, (v & ~clear) | set, __ATOMIC_RELEASE);
+}
+
+void emu_fatal(struct nvq_emu *c, const char *why)
+{
+	(void)why;
+	c->fatal = true;
+	emu_set_csts(c, NVME_CSTS_CFS, 0);
+}
+
+void emu_exec(struct nvq_emu *c, struct emu_sq *sq, const struct nvme_sqe *sqe)
+{
+	struct emu_req req = { .sqe = sqe, .sq = sq, .err_loc = 0xffff };
+	uint16_t st;
+
+	if (emu_unlikely(sqe->flags & (NVME_SQE_FUSE_MASK | 0xc0))) {
+		/* No fused operations, no SGLs (CDW0 byte 1). */
+		req.err_loc = 1;
+		st = EMU_ST_GEN(NVME_SC_INVALID_FIELD);
+	} else if (sq->qid) {
+		st = emu_nvm_exec(c, &req);
+	} else {
+		st = emu_admin_exec(c, &req);
+	}
+	if (!req.held)
+		emu_complete(c, sq, sqe->cid, st, req.dw0, &req);
+}
+
+/* Anything to do? Used before sleeping, after the sleeping flag is set. */
+static bool has_work(struct nvq_emu *c, bool publish)
+{
+	if (__atomic_load_n(&c->stop, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&c->cc_events, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&c->bad_db_reg, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&c->iommu.gen, __ATOMIC_SEQ_CST) !=
+		    __atomic_load_n(&c->iommu.ack, __ATOMIC_RELAXED))
+		return true;
+	if (!c->ready || c->fatal || c->shut)
+		return false;
+	return emu_queues_idle_check(c, publish);
+}
+
+static uint64_t next_deadline(struct nvq_emu *c)
+{
+	uint64_t d = emu_heap_next(c);
+
+	if (c->enabled && !c->ready && !c->fatal && c->rdy_at < d)
+		d = c->rdy_at;
+	if (c->nr_batch && c->coalesce_on) {
+		uint64_t i = emu_irq_deadline(c);
+
+		if (i < d)
+			d = i;
+	}
+	return d;
+}
+
+static void idle(struct nvq_emu *c)
+{
+	uint64_t now = emu_now(), deadline = next_deadline(c), timeout;
+
+	if (!c->idle_start)
+		c->idle_start = now;
+	if (deadline <= now)
+		return;
+	if (now - c->idle_start < c->p.idle_spin_ns ||
+	    deadline - now < SPIN_WINDOW_NS) {
+		sched_yield();
+		return;
+	}
+	timeout = deadline == UINT64_MAX ? UINT64_MAX :
+					   deadline - now - SLEEP_SLACK_NS;
+	__atomic_store_n(&c->sleeping, 1, __ATOMIC_SEQ_CST);
+	if (!has_work(c, true))
+		futex_wait(&c->sleeping, 1, timeout);
+	__atomic_store_n(&c->sleeping, 0, __ATOMIC_SEQ_CST);
+	/* Work tends to come in bursts: spin again after waking. */
+	c->idle_start = 0;
+}
+
+static void finish_shutdown(struct nvq_emu *c)
+{
+	emu_media_sync(&c->media, 0, c->media.len);
+	c->shn_pending = false;
+	c->shut = true;
+	emu_set_csts(c, NVME_CSTS_SHST_CMPLT, NVME_CSTS_SHST_MASK);
+}
+
+static unsigned int pass(struct nvq_emu *c)
+{
+	unsigned int work = 0;
+	struct emu_cmd *cmd;
+
+	if (c->heap_n) {
+		uint64_t now = emu_now();
+
+		while ((cmd = emu_heap_pop_due(c, now))) {
+			emu_cmd_done(c, cmd);
+			work++;
+		}
+	}
+	if (c->ovf_cqs)
+		work += emu_flush_overflow(c);
+	if (!c->shut)
+		work += emu_fetch(c);
+	emu_irq_flush(c);
+	if (c->shn_pending && !c->heap_n)
+		finish_shutdown(c);
+	return work;
+}
+
+static void *device_main(void *arg)
+{
+	struct nvq_emu *c = arg;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t gen;
+		uint32_t ev;
+
+		if (emu_iommu_sync(&c->iommu, &gen)) {
+			if (!emu_queues_remap(c) && !c->fatal)
+				emu_fatal(c, "queue memory unmapped");
+			emu_iommu_ack(&c->iommu, gen);
+		}
+		ev = __atomic_exchange_n(&c->cc_events, 0, __ATOMIC_ACQ_REL);
+		if (ev)
+			emu_cc_events(c, ev);
+		if (__atomic_load_n(&c->bad_db_reg, __ATOMIC_RELAXED) &&
+		    __atomic_exchange_n(&c->bad_db_reg, 0, __ATOMIC_ACQ_REL) &&
+		    c->ready)
+			emu_aer_raise(c, NVME_AER_ERROR, 0x00, NVME_LOG_ERROR);
+		if (c->enabled && !c->ready)
+			emu_poll_ready(c);
+		if (c->shn_pending && (!c->ready || c->fatal))
+			finish_shutdown(c);
+		if (c->ready && !c->fatal && pass(c)) {
+			c->idle_start = 0;
+			continue;
+		}
+		idle(c);
+	}
+	__atomic_store_n(&c->running, 0, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void make_sn(struct nvq_emu *c)
+{
+	static uint32_t instance;
+	uint32_t h = 2166136261u;
+	const char *s;
+
+	/* File-backed devices keep their serial across reopen. */
+	if (c->p.file[0]) {
+		for (s = c->p.file; *s; s++)
+			h = (h ^ (uint8_t)*s) * 16777619u;
+	} else {
+		h = (uint32_t)getpid() * 1000u +
+		    __atomic_add_fetch(&instance, 1, __ATOMIC_RELAXED);
+	}
+	snprintf(c->sn, sizeof(c->sn), "NVQEMU%08X", h);
+}
+
+static void free_all(struct nvq_emu *c)
+{
+	uint32_t i;
+
+	if (c->sqs)
+		emu_queues_delete_all(c);
+	if (c->irq_fds)
+		for (i = 0; i < c->nr_vec; i++)
+			if (c->irq_fds[i] >= 0)
+				close(c->irq_fds[i]);
+	emu_media_close(&c->media);
+	if (c->iommu.table)
+		emu_iommu_fini(&c->iommu);
+	free(c->irq_fds);
+	free(c->feat.irq_cd);
+	free(c->batch);
+	free(c->heap);
+	free(c->segs);
+	free(c->bounce);
+	free(c->sqs);
+	free(c->cqs);
+	free(c->active);
+	free(c->dbs);
+	free(c);
+}
+
+int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **out)
+{
+	struct nvq_emu *c;
+	uint32_t nq = p->qpairs + 1, i;
+	uint64_t seg_bytes;
+	int ret;
+
+	if (!p->nr_ns || p->nr_ns > EMU_MAX_NS ||
+	    (p->lbads != 9 && p->lbads != 12) || !p->qpairs ||
+	    p->qpairs > 65535 || !p->mqes || p->mqes > 65535 || !p->msix ||
+	    p->msix > EMU_MAX_MSIX || p->dstrd > 15 || !p->to || p->to > 255 ||
+	    p->mdts > 20 || !p->ns_size || p->ns_size % (1ull << p->lbads))
+		return emu_err(-EINVAL, "emu: invalid parameters");
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return emu_err(-ENOMEM, "emu: out of memory");
+	c->p = *p;
+	c->media.fd = -1;
+	c->dstrd = p->dstrd;
+	c->lba_size = 1u << p->lbads;
+	c->ns_blocks = p->ns_size >> p->lbads;
+	c->max_xfer = (uint64_t)65536 << p->lbads; /* NLB is 16 bits */
+	if (p->mdts && (4096ull << p->mdts) < c->max_xfer)
+		c->max_xfer = 4096ull << p->mdts;
+	c->nr_vec = p->msix;
+	c->nr_dbs = 2 * nq;
+	c->page_size = 4096;
+	c->created_ns = emu_now();
+	make_sn(c);
+
+	ret = emu_iommu_init(&c->iommu);
+	if (ret)
+		goto fail;
+	c->dbs = calloc(c->nr_dbs, sizeof(*c->dbs));
+	c->sqs = calloc(nq, sizeof(*c->sqs));
+	c->cqs = calloc(nq, sizeof(*c->cqs));
+	c->active = calloc(nq, sizeof(*c->active));
+	c->batch = calloc(nq, sizeof(*c->batch));
+	c->irq_fds = malloc(c->nr_vec * sizeof(*c->irq_fds));
+	c->feat.irq_cd = calloc(c->nr_vec, 1);
+	/* Admin data (Identify, logs, DSM ranges) is at most 4 KiB. */
+	c->bounce_len = 8192;
+	c->bounce = aligned_alloc(4096, c->bounce_len);
+	seg_bytes = c->max_xfer > 65536 ? c->max_xfer : 65536;
+	c->max_segs = (uint32_t)(seg_bytes / 4096 + 4);
+	c->segs = malloc(c->max_segs * sizeof(*c->segs));
+	if (!c->dbs || !c->sqs || !c->cqs || !c->active || !c->batch ||
+	    !c->irq_fds || !c->feat.irq_cd || !c->bounce || !c->segs) {
+		ret = emu_err(-ENOMEM, "emu: out of memory");
+		goto fail;
+	}
+	for (i = 0; i < c->nr_vec; i++)
+		c->irq_fds[i] = -1;
+	for (i = 0; i < c->nr_vec; i++) {
+		c->irq_fds[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (c->irq_fds[i] < 0) {
+			ret = emu_err(
+				-errno,
+				"emu parameter 'msix': cannot create eventfd %u of %u: %s",
+				i, c->nr_vec, strerror(errno));
+			goto fail;
+		}
+	}
+	ret = emu_media_open(&c->media, p);
+	if (ret)
+		goto fail;
+	emu_regs_init(c);
+	emu_features_default(c);
+
+	c->running = 1;
+	ret = pthread_create(&c->thread, NULL, device_main, c);
+	if (ret) {
+		c->running = 0;
+		ret = emu_err(-ret, "emu: cannot start the device thread: %s",
+			      strerror(ret));
+		goto fail;
+	}
+	c->thread_started = true;
+	*out = c;
+	return 0;
+fail:
+	free_all(c);
+	return ret;
+}
+
+void nvq_emu_destroy(struct nvq_emu *c)
+{
+	if (!c)
+		return;
+	if (c->thread_started) {
+		__atomic_store_n(&c->stop, 1, __ATOMIC_SEQ_CST);
+		emu_kick(c);
+		pthread_join(c->thread, NULL);
+	}
+	free_all(c);
+}
+
+unsigned int nvq_emu_nr_vectors(const struct nvq_emu *c)
+{
+	return c->nr_vec;
+}
+
+int nvq_emu_irq_fd(const struct nvq_emu *c, unsigned int vector)
+{
+	if (vector >= c->nr_vec)
+		return -EINVAL;
+	return c->irq_fds[vector];
+}
+
+const struct nvq_emu_params *nvq_emu_params(const struct nvq_emu *c)
+{
+	return &c->p;
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The emulated NVMe controller: a strict NVMe 2.0 controller (NVM command
+ * set) running on its own thread inside the process. It knows nothing of
+ * the driver; the driver reaches it through the same things a PCIe device
+ * offers: BAR0 registers, doorbells, DMA through an IOMMU (the emulator is
+ * that IOMMU) and MSI-X vectors delivered as eventfds.
+ *
+ * Threading: every function here may be called from any host thread while
+ * the device thread runs. Register and doorbell accesses are atomic;
+ * dma_map/dma_unmap serialise among themselves and synchronise with the
+ * device thread, so that once dma_unmap returns the device no longer
+ * touches that memory.
+ *
+ * Errors: functions return 0 or a negative errno and leave a message for
+ * the calling thread in nvq_emu_errmsg().
+ */
+#ifndef NVQ_EMU_H
+#define NVQ_EMU_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct nvq_emu;
+
+/*
+ * Media timing. Today a fixed latency per command class; a distribution
+ * (or a per-namespace profile) extends this struct, never the callers.
+ * A command completes no earlier than its fetch time plus its latency.
+ */
+struct nvq_emu_media_model {
+	uint64_t read_ns; /* Read */
+	uint64_t write_ns; /* Write, Write Zeroes, DSM, Flush */
+};
+
+/* Device parameters; see nvq_emu_params_parse() for the string form. */
+struct nvq_emu_params {
+	uint64_t ns_size; /* bytes per namespace */
+	uint32_t nr_ns; /* namespaces, 1..1024 */
+	uint32_t lbads; /* log2 LBA size: 9 or 12 */
+	uint32_t qpairs; /* I/O queue pairs granted at most */
+	uint32_t mqes; /* CAP.MQES, 0's based */
+	uint32_t mdts; /* log2 of max transfer in 4 KiB units, 0 = none */
+	struct nvq_emu_media_model media;
+	char file[PATH_MAX]; /* backing file, "" = RAM */
+	uint32_t msix; /* MSI-X vectors */
+	uint32_t dstrd; /* CAP.DSTRD */
+	bool dbbuf; /* offer Doorbell Buffer Config */
+	bool vwc; /* volatile write cache present */
+	bool cqr; /* CAP.CQR: contiguous queues required */
+	uint32_t to; /* CAP.TO, 500 ms units */
+	uint64_t rdy_delay_ns; /* CC.EN -> CSTS.RDY delay */
+	uint64_t idle_spin_ns; /* busy-poll this long before sleeping */
+};
+
+/*
+ * Parse @str ("key=val,key=val", "" for defaults) into @p. Keys: size ns
+ * lbads qpairs mqes mdts lat file msix dstrd dbbuf vwc cqr to rdy_delay
+ * idle_spin. Sizes take K/M/G/T suffixes (binary), durations ns/us/ms/s
+ * (bare numbers are nanoseconds); lat=R/W gives separate read and write
+ * latencies. On error returns -EINVAL with a message naming the key.
+ */
+int nvq_emu_params_parse(const char *str, struct nvq_emu_params *p);
+
+/* Fill @p with the defaults. */
+void nvq_emu_params_default(struct nvq_emu_params *p);
+
+/*
+ * Create the controller described by @p (media, MSI-X eventfds) and start
+ * its thread. The controller starts disabled (CC.EN = 0).
+ */
+int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **emu);
+
+/*
+ * Stop the device thread, join it and free everything. Without a prior
+ * shutdown (CC.SHN) this is an unsafe power loss; data written to a
+ * file-backed namespace is still in the file (MAP_SHARED page cache).
+ */
+void nvq_emu_destroy(struct nvq_emu *emu);
+
+/* BAR0 register access (offsets below NVME_REG_DBS). */
+uint32_t nvq_emu_reg_read32(struct nvq_emu *emu, uint32_t off);
+uint64_t nvq_emu_reg_read64(struct nvq_emu *emu, uint32_t off);
+void nvq_emu_reg_write32(struct nvq_emu *emu, uint32_t off, uint32_t val);
+void nvq_emu_reg_write64(struct nvq_emu *emu, uint32_t off, uint64_t val);
+
+/*
+ * Doorbell write at BAR0 offset @off (>= NVME_REG_DBS). Release semantics;
+ * wakes the device thread if it sleeps. A write outside the doorbell array
+ * raises an error asynchronous event.
+ */
+void nvq_emu_db_write(struct nvq_emu *emu, uint32_t off, uint32_t val);
+
+/*
+ * Map [@vaddr, @vaddr + @len) (page multiples) for device access at a
+ * device address (IOVA) that is never equal to @vaddr.
+ */
+int nvq_emu_dma_map(struct nvq_emu *emu, void *vaddr, size_t len,
+		    uint64_t *iova);
+
+/* Undo nvq_emu_dma_map() of exactly [@vaddr, @vaddr + @len). */
+int nvq_emu_dma_unmap(struct nvq_emu *emu, void *vaddr, size_t len);
+
+/* Number of MSI-X vectors, and the eventfd of @vector (-EINVAL if none). */
+unsigned int nvq_emu_nr_vectors(const struct nvq_emu *emu);
+int nvq_emu_irq_fd(const struct nvq_emu *emu, unsigned int vector);
+
+/* The parameters the controller was created with. */
+const struct nvq_emu_params *nvq_emu_params(const struct nvq_emu *emu);
+
+/* Message describing the calling thread's last emu failure. */
+const char *nvq_emu_errmsg(void);
+
+#endif /* NVQ_EMU_H */

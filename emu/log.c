@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Log pages (Error Information, SMART / Health, Firmware Slot) and
+ * Asynchronous Events. An event type, once reported, is masked until the
+ * host reads its log page with RAE = 0, as the specification requires;
+ * events raised meanwhile wait in a small queue.
+ */
+#include <string.h>
+
+#include "ctrl.h"
+
+#define ST_INVALID_FIELD EMU_ST_GEN(NVME_SC_INVALID_FIELD)
+#define SMART_TEMPERATURE (1u << 1) /* critical warning bit */
+
+void emu_log_error(struct nvq_emu *c, uint16_t sqid, uint16_t cid,
+		   uint16_t status, const struct emu_req *req)
+{
+	struct nvme_error_log *e =
+		&c->errlog[c->err_count % EMU_ERRLOG_ENTRIES];
+
+	memset(e, 0, sizeof(*e));
+	e->error_count = ++c->err_count;
+	e->sqid = sqid;
+	e->cid = cid;
+	e->status = (uint16_t)(status << 1);
+	e->param_error_location = req ? req->err_loc : 0xffff;
+	if (req) {
+		e->lba = req->err_lba;
+		e->nsid = req->sqe->nsid;
+	}
+}
+
+uint16_t emu_temperature(const struct nvq_emu *c)
+{
+	(void)c;
+	return EMU_TEMP_K;
+}
+
+static bool over_temperature(const struct nvq_emu *c)
+{
+	uint16_t t = emu_temperature(c);
+
+	return t >= c->feat.temp_over ||
+	       (c->feat.temp_under && t <= c->feat.temp_under);
+}
+
+void emu_check_temperature(struct nvq_emu *c)
+{
+	if (over_temperature(c) && (c->feat.async_cfg & SMART_TEMPERATURE))
+		emu_aer_raise(c, NVME_AER_SMART, 0x01, NVME_LOG_SMART);
+}
+
+void emu_aer_raise(struct nvq_emu *c, uint8_t type, uint8_t info, uint8_t lid)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->nr_aerq; i++)
+		if (c->aerq[i].type == type && c->aerq[i].info == info)
+			goto deliver; /* already waiting */
+	if (c->nr_aerq == EMU_AER_QUEUE)
+		goto deliver;
+	c->aerq[c->nr_aerq].type = type;
+	c->aerq[c->nr_aerq].info = info;
+	c->aerq[c->nr_aerq].lid = lid;
+	c->nr_aerq++;
+deliver:
+	emu_aer_deliver(c);
+}
+
+void emu_aer_deliver(struct nvq_emu *c)
+{
+	struct emu_sq *asq = c->sqs[0];
+	uint32_t i = 0;
+
+	if (!asq)
+		return;
+	while (c->nr_aer && i < c->nr_aerq) {
+		struct emu_aer_event ev = c->aerq[i];
+		uint16_t cid;
+
+		if (c->aer_mask & (1u << ev.type)) {
+			i++;
+			continue;
+		}
+		memmove(&c->aerq[i], &c->aerq[i + 1],
+			(c->nr_aerq - i - 1) * sizeof(c->aerq[0]));
+		c->nr_aerq--;
+		cid = c->aer_cids[0];
+		memmove(&c->aer_cids[0], &c->aer_cids[1],
+			(c->nr_aer - 1) * sizeof(c->aer_cids[0]));
+		c->nr_aer--;
+		c->aer_mask |= (uint8_t)(1u << ev.type);
+		emu_complete(c, asq, cid, 0,
+			     ev.type | (uint32_t)ev.info << 8 |
+				     (uint32_t)ev.lid << 16,
+			     NULL);
+	}
+}
+
+/* Reading a log page with RAE = 0 re-arms events of its type. */
+static void clear_events(struct nvq_emu *c, uint8_t type)
+{
+	c->aer_mask &= (uint8_t) ~(1u << type);
+	emu_aer_deliver(c);
+}
+
+static uint64_t div_up(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static size_t smart_log(struct nvq_emu *c, uint8_t *buf)
+{
+	struct nvme_smart_log *s = (struct nvme_smart_log *)buf;
+	uint16_t t = emu_temperature(c);
+	uint64_t hours = (emu_now() - c->created_ns) / 3600000000000ull;
+
+	memset(s, 0, sizeof(*s));
+	if (over_temperature(c))
+		s->critical_warning |= SMART_TEMPERATURE;
+	s->temperature[0] = (uint8_t)t;
+	s->temperature[1] = (uint8_t)(t >> 8);
+	s->avail_spare = 100;
+	s->spare_thresh = 10;
+	/* Data units: thousands of 512-byte units, rounded up. */
+	nvme_u128_add(s->data_units_read, div_up(c->smart.read_512, 1000));
+	nvme_u128_add(s->data_units_written, div_up(c->smart.write_512, 1000));
+	nvme_u128_add(s->host_reads, c->smart.host_reads);
+	nvme_u128_add(s->host_writes, c->smart.host_writes);
+	nvme_u128_add(s->power_cycles, 1);
+	nvme_u128_add(s->power_on_hours, hours);
+	nvme_u128_add(s->media_errors, c->smart.media_errors);
+	nvme_u128_add(s->num_err_log_entries, c->err_count);
+	s->temp_sensor[0] = t;
+	return sizeof(*s);
+}
+
+static size_t error_log(struct nvq_emu *c, uint8_t *buf)
+{
+	struct nvme_error_log *out = (struct nvme_error_log *)buf;
+	uint64_t i, n = c->err_count < EMU_ERRLOG_ENTRIES ? c->err_count :
+							    EMU_ERRLOG_ENTRIES;
+
+	memset(buf, 0, EMU_ERRLOG_ENTRIES * sizeof(*out));
+	/* Newest first. */
+	for (i = 0; i < n; i++)
+		out[i] = c->errlog[(c->err_count - 1 - i) % EMU_ERRLOG_ENTRIES];
+	return EMU_ERRLOG_ENTRIES * sizeof(*out);
+}
+
+static size_t fw_log(uint8_t *buf)
+{
+	struct nvme_fw_slot_log *f = (struct nvme_fw_slot_log *)buf;
+
+	memset(f, 0, sizeof(*f));
+	f->afi = 1;
+	memcpy(f->frs[0], "1.0     ", 8);
+	return sizeof(*f);
+}
+
+uint16_t emu_get_log_page(struct nvq_emu *c, struct emu_req *req)
+{
+	const struct nvme_sqe *sqe = req->sqe;
+	uint8_t lid = sqe->cdw10 & 0xff;
+	bool rae = sqe->cdw10 & NVME_LOG_RAE;
+	uint64_t numd =
+		((uint64_t)(sqe->cdw11 & 0xffff) << 16 | (sqe->cdw10 >> 16)) +
+		1;
+	uint64_t len = numd * 4, off = sqe->cdw12 | (uint64_t)sqe->cdw13 << 32;
+	uint8_t *buf = c->bounce;
+	size_t size;
+	uint16_t st;
+
+	req->err_loc = 40;
+	switch (lid) {
+	case NVME_LOG_ERROR:
+		size = error_log(c, buf);
+		break;
+	case NVME_LOG_SMART:
+		req->err_loc = 4;
+		if (sqe->nsid && sqe->nsid != 0xffffffff)
+			return ST_INVALID_FIELD; /* no per-namespace SMART */
+		size = smart_log(c, buf);
+		break;
+	case NVME_LOG_FW_SLOT:
+		size = fw_log(buf);
+		break;
+	default:
+		return EMU_ST_CMD(NVME_SC_INVALID_LOG_PAGE);
+	}
+	req->err_loc = 48;
+	if (off & 3 || off >= size)
+		return ST_INVALID_FIELD;
+	req->err_loc = 42;
+	if (len > c->max_xfer)
+		return ST_INVALID_FIELD;
+	if (len > size - off)
+		len = size - off;
+	st = emu_dma_to_host(c, sqe, buf + off, len);
+	if (st)
+		return st;
+	if (!rae) {
+		if (lid == NVME_LOG_ERROR)
+			clear_events(c, NVME_AER_ERROR);
+		else if (lid == NVME_LOG_SMART)
+			clear_events(c, NVME_AER_SMART);
+	}
+	return 0;
+}

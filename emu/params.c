@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+/* The emulated controller's parameter string: "key=val,key=val". */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrl.h"
+
+void nvq_emu_params_default(struct nvq_emu_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->ns_size = 1ull << 30;
+	p->nr_ns = 1;
+	p->lbads = 12;
+	p->qpairs = 64;
+	p->mqes = 1023;
+	p->mdts = 5;
+	p->msix = 0; /* qpairs + 1, resolved after parsing */
+	p->dstrd = 0;
+	p->dbbuf = true;
+	p->vwc = true;
+	p->cqr = true;
+	p->to = 10;
+	p->rdy_delay_ns = 0;
+	p->idle_spin_ns = 50000;
+}
+
+/* Unsigned decimal (or 0x hex) prefix; returns the rest, NULL if none. */
+static const char *parse_num(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return NULL;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return NULL;
+	return end;
+}
+
+static int parse_size(const char *key, const char *s, uint64_t *out)
+{
+	uint64_t v, mult = 1;
+	const char *r = parse_num(s, &v);
+
+	if (!r)
+		goto bad;
+	switch (*r) {
+	case '\0':
+		break;
+	case 'K':
+	case 'k':
+		mult = 1ull << 10;
+		r++;
+		break;
+	case 'M':
+	case 'm':
+		mult = 1ull << 20;
+		r++;
+		break;
+	case 'G':
+	case 'g':
+		mult = 1ull << 30;
+		r++;
+		break;
+	case 'T':
+	case 't':
+		mult = 1ull << 40;
+		r++;
+		break;
+	default:
+		goto bad;
+	}
+	if (*r)
+		goto bad;
+	if (v > UINT64_MAX / mult)
+		return emu_err(-EINVAL,
+			       "emu parameter '%s': size '%s' too large", key,
+			       s);
+	*out = v * mult;
+	return 0;
+bad:
+	return emu_err(
+		-EINVAL,
+		"emu parameter '%s': bad size '%s' (number with optional K, M, G or T suffix)",
+		key, s);
+}
+
+static int parse_duration(const char *key, const char *s, uint64_t *out)
+{
+	uint64_t v, mult = 1;
+	const char *r = parse_num(s, &v);
+
+	if (!r)
+		goto bad;
+	if (!strcmp(r, "") || !strcmp(r, "ns"))
+		mult = 1;
+	else if (!strcmp(r, "us"))
+		mult = 1000;
+	else if (!strcmp(r, "ms"))
+		mult = 1000000;
+	else if (!strcmp(r, "s"))
+		mult = 1000000000;
+	else
+		goto bad;
+	/* An hour is plenty and keeps every deadline sum far from overflow. */
+	if (v > 3600ull * 1000000000 / mult)
+		return emu_err(-EINVAL,
+			       "emu parameter '%s': duration '%s' above 1 hour",
+			       key, s);
+	*out = v * mult;
+	return 0;
+bad:
+	return emu_err(
+		-EINVAL,
+		"emu parameter '%s': bad duration '%s' (number with ns, us, ms or s suffix)",
+		key, s);
+}
+
+static int parse_uint(const char *key, const char *s, uint64_t min,
+		      uint64_t max, uint32_t *out)
+{
+	uint64_t v;
+	const char *r = parse_num(s, &v);
+
+	if (!r || *r)
+		return emu_err(-EINVAL, "emu parameter '%s': bad number '%s'",
+			       key, s);
+	if (v < min || v > max)
+		return emu_err(-EINVAL,
+			       "emu parameter '%s': %s out of range %llu..%llu",
+			       key, s, (unsigned long long)min,
+			       (unsigned long long)max);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_bool(const char *key, const char *s, bool *out)
+{
+	if (!strcmp(s, "1") || !strcmp(s, "on") || !strcmp(s, "true")) {
+		*out = true;
+		return 0;
+	}
+	if (!strcmp(s, "0") || !strcmp(s, "off") || !strcmp(s, "false")) {
+		*out = false;
+		return 0;
+	}
+	return emu_err(-EINVAL, "emu parameter '%s': '%s' is not 0 or 1", key,
+		       s);
+}
+
+static int parse_lat(const char *s, struct nvq_emu_media_model *mm)
+{
+	char buf[64];
+	char *slash;
+	int ret;
+
+	if (strlen(s) >= sizeof(buf))
+		return emu_err(-EINVAL, "emu parameter 'lat': '%s' too long",
+			       s);
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (!slash) {
+		ret = parse_duration("lat", buf, &mm->read_ns);
+		mm->write_ns = mm->read_ns;
+		return ret;
+	}
+	*slash = '\0';
+	ret = parse_duration("lat", buf, &mm->read_ns);
+	if (!ret)
+		ret = parse_duration("lat", slash + 1, &mm->write_ns);
+	return ret;
+}
+
+enum key_id {
+	K_SIZE,
+	K_NS,
+	K_LBADS,
+	K_QPAIRS,
+	K_MQES,
+	K_MDTS,
+	K_LAT,
+	K_FILE,
+	K_MSIX,
+	K_DSTRD,
+	K_DBBUF,
+	K_VWC,
+	K_CQR,
+	K_TO,
+	K_RDY_DELAY,
+	K_IDLE_SPIN,
+	K_NR
+};
+
+static const char *const key_names[K_NR] = {
+	[K_SIZE] = "size",
+	[K_NS] = "ns",
+	[K_LBADS] = "lbads",
+	[K_QPAIRS] = "qpairs",
+	[K_MQES] = "mqes",
+	[K_MDTS] = "mdts",
+	[K_LAT] = "lat",
+	[K_FILE] = "file",
+	[K_MSIX] = "msix",
+	[K_DSTRD] = "dstrd",
+	[K_DBBUF] = "dbbuf",
+	[K_VWC] = "vwc",
+	[K_CQR] = "cqr",
+	[K_TO] = "to",
+	[K_RDY_DELAY] = "rdy_delay",
+	[K_IDLE_SPIN] = "idle_spin",
+};
+
+static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
+{
+	const char *name = key_names[k];
+	uint32_t u;
+	int ret;
+
+	switch (k) {
+	case K_SIZE:
+		return parse_size(name, v, &p->ns_size);
+	case K_NS:
+		return parse_uint(name, v, 1, EMU_MAX_NS, &p->nr_ns);
+	case K_LBADS:
+		ret = parse_uint(name, v, 0, 63, &p->lbads);
+		if (!ret && p->lbads != 9 && p->lbads != 12)
+			ret = emu_err(
+				-EINVAL,
+				"emu parameter 'lbads': %s not supported (9 or 12)",
+				v);
+		return ret;
+	case K_QPAIRS:
+		return parse_uint(name, v, 1, 65535, &p->qpairs);
+	case K_MQES:
+		return parse_uint(name, v, 1, 65535, &p->mqes);
+	case K_MDTS:
+		return parse_uint(name, v, 0, 20, &p->mdts);
+	case K_LAT:
+		return parse_lat(v, &p->media);
+	case K_FILE:
+		if (!*v)
+			return emu_err(-EINVAL,
+				       "emu parameter 'file': empty path");
+		if (strlen(v) >= sizeof(p->file))
+			return emu_err(-EINVAL,
+				       "emu parameter 'file': path too long");
+		strcpy(p->file, v);
+		return 0;
+	case K_MSIX:
+		return parse_uint(name, v, 1, EMU_MAX_MSIX, &p->msix);
+	case K_DSTRD:
+		return parse_uint(name, v, 0, 15, &p->dstrd);
+	case K_DBBUF:
+		return parse_bool(name, v, &p->dbbuf);
+	case K_VWC:
+		return parse_bool(name, v, &p->vwc);
+	case K_CQR:
+		return parse_bool(name, v, &p->cqr);
+	case K_TO:
+		ret = parse_uint(name, v, 1, 255, &u);
+		p->to = u;
+		return ret;
+	case K_RDY_DELAY:
+		return parse_duration(name, v, &p->rdy_delay_ns);
+	case K_IDLE_SPIN:
+		return parse_duration(name, v, &p->idle_spin_ns);
+	case K_NR:
+		break;
+	}
+	return -EINVAL;
+}
+
+static int check(struct nvq_emu_params *p)
+{
+	uint64_t lba = 1ull << p->lbads;
+
+	if (!p->msix)
+		p->msix = p->qpairs + 1 > EMU_MAX_MSIX ? EMU_MAX_MSIX :
+							 p->qpairs + 1;
+	if (p->ns_size < lba || p->ns_size % lba)
+		return emu_err(
+			-EINVAL,
+			"emu parameter 'size': %llu is not a non-zero multiple of the %llu-byte LBA size",
+			(unsigned long long)p->ns_size,
+			(unsigned long long)lba);
+	/* Both sizes are far below 2^64 / 1024: no overflow. */
+	if (p->ns_size > (1ull << 50))
+		return emu_err(-EINVAL,
+			       "emu parameter 'size': above the 1 PiB limit");
+	if (p->ns_size * p->nr_ns > (1ull << 46))
+		return emu_err(
+			-EINVAL,
+			"emu parameters 'size'/'ns': %u namespaces of %llu bytes exceed 64 TiB",
+			p->nr_ns, (unsigned long long)p->ns_size);
+	return 0;
+}
+
+int nvq_emu_params_parse(const char *str, struct nvq_emu_params *p)
+{
+	bool seen[K_NR] = { false };
+	const char *s = str ? str : "";
+
+	nvq_emu_params_default(p);
+	while (*s) {
+		const char *comma = strchr(s, ',');
+		size_t n = comma ? (size_t)(comma - s) : strlen(s);
+		char item[PATH_MAX + 32];
+		char *eq;
+		int k, ret;
+
+		if (n == 0)
+			return emu_err(-EINVAL,
+				       "emu parameters: empty item in '%s'",
+				       str);
+		if (n >= sizeof(item))
+			return emu_err(-EINVAL,
+				       "emu parameters: item too long");
+		memcpy(item, s, n);
+		item[n] = '\0';
+		eq = strchr(item, '=');
+		if (!eq)
+			return emu_err(-EINVAL,
+				       "emu parameter '%s': expected key=value",
+				       item);
+		*eq = '\0';
+		for (k = 0; k < K_NR; k++)
+			if (!strcmp(item, key_names[k]))
+				break;
+		if (k == K_NR)
+			return emu_err(
+				-EINVAL,
+				"emu parameter '%s': unknown key (size ns lbads "
+				"qpairs mqes mdts lat file msix dstrd dbbuf vwc "
+				"cqr to rdy_delay idle_spin)",
+				item);
+		if (seen[k])
+			return emu_err(-EINVAL,
+				       "emu parameter '%s': given twice", item);
+		seen[k] = true;
+		ret = set_key(p, k, eq + 1);
+		if (ret)
+			return ret;
+		if (!comma)
+			break;
+		s = comma + 1;
+		if (!*s)
+			return emu_err(-EINVAL,
+				       "emu parameters: trailing ',' in '%s'",
+				       str);
+	}
+	return check(p);
+}

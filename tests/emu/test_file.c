@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+/* File backing: namespaces laid out one after another in the file; data
+ * survives close with and without an orderly shutdown, and a reopen. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define NS_SIZE (8u << 20)
+
+static char path[64];
+static char params[160];
+
+static void pattern(uint8_t *b, size_t len, unsigned int tag)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		b[i] = (uint8_t)(tag * 31 + i * 7 + (i >> 12));
+}
+
+static struct h *up(struct hq **q)
+{
+	struct h *h = h_open(params);
+
+	h_enable(h);
+	*q = h_ioq(h, 1, 16, false, 0);
+	return h;
+}
+
+static void shutdown_normal(struct h *h)
+{
+	h->ops->reg_write32(h->t, NVME_REG_CC,
+			    h_cc_default() | NVME_CC_SHN_NORMAL);
+	h_wait_csts(h, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_CMPLT);
+}
+
+static void check_blocks(struct h *h, struct hq *q, uint32_t nsid,
+			 uint64_t slba, unsigned int tag)
+{
+	uint8_t *r = h_alloc(h, 16384, NULL);
+	uint8_t w[16384];
+
+	pattern(w, sizeof(w), tag);
+	CHECK_OK(h_rw(h, q, nvme_cmd_read, nsid, slba, 4, r, 16384));
+	CHECK(!memcmp(r, w, 16384));
+}
+
+static void write_blocks(struct h *h, struct hq *q, uint32_t nsid,
+			 uint64_t slba, unsigned int tag)
+{
+	uint8_t *w = h_alloc(h, 16384, NULL);
+
+	pattern(w, 16384, tag);
+	CHECK_OK(h_rw(h, q, nvme_cmd_write, nsid, slba, 4, w, 16384));
+}
+
+int main(void)
+{
+	struct h *h;
+	struct hq *q;
+	struct stat st;
+	uint8_t buf[16384], w[16384];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/nvq-emu-file-%d.img", (int)getpid());
+	unlink(path);
+	snprintf(params, sizeof(params), "file=%s,size=8M,ns=2", path);
+
+	/* Created and sized to ns * size. */
+	h = up(&q);
+	CHECK_EQ(stat(path, &st), 0);
+	CHECK_EQ(st.st_size, 2 * NS_SIZE);
+	write_blocks(h, q, 1, 10, 1);
+	write_blocks(h, q, 2, 20, 2);
+	/* Closed without CC.SHN (an unsafe shutdown). */
+	h_close(h);
+
+	/* The layout: namespace 2 starts at 'size' bytes into the file. */
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	pattern(w, sizeof(w), 1);
+	CHECK_EQ(pread(fd, buf, sizeof(buf), 10 * 4096), sizeof(buf));
+	CHECK(!memcmp(buf, w, sizeof(buf)));
+	pattern(w, sizeof(w), 2);
+	CHECK_EQ(pread(fd, buf, sizeof(buf), NS_SIZE + 20 * 4096), sizeof(buf));
+	CHECK(!memcmp(buf, w, sizeof(buf)));
+	close(fd);
+
+	/* Reopen: the data is there; write more, flush, shut down orderly. */
+	h = up(&q);
+	check_blocks(h, q, 1, 10, 1);
+	check_blocks(h, q, 2, 20, 2);
+	write_blocks(h, q, 1, 2044, 3); /* the last blocks of ns 1 */
+	CHECK_OK(h_rw(h, q, nvme_cmd_flush, 1, 0, 1, NULL, 0));
+	write_blocks(h, q, 2, 0, 4);
+	/* FUA write. */
+	{
+		struct nvme_sqe s = h_sqe(nvme_cmd_write);
+		uint8_t *b = h_alloc(h, 4096, NULL);
+
+		memset(b, 0x66, 4096);
+		s.nsid = 2;
+		s.cdw10 = 100;
+		s.cdw12 = NVME_RW_FUA;
+		h_prp(h, &s, b, 4096);
+		CHECK_OK(h_cmd(h, q, &s, NULL));
+	}
+	/* Deallocate on a file: reads back zeroes. */
+	write_blocks(h, q, 1, 200, 5);
+	CHECK_OK(h_rw(h, q, nvme_cmd_write_zeroes, 1, 200, 4, NULL, 0));
+	{
+		struct nvme_sqe s = h_sqe(nvme_cmd_write_zeroes);
+		uint8_t *r = h_alloc(h, 16384, NULL);
+		uint8_t z[16384] = { 0 };
+
+		/* 64 blocks with DEAC: takes the hole-punching path. */
+		write_blocks(h, q, 1, 300, 6);
+		s.nsid = 1;
+		s.cdw10 = 298;
+		s.cdw12 = 63 | NVME_RW_DEAC;
+		CHECK_OK(h_cmd(h, q, &s, NULL));
+		CHECK_OK(h_rw(h, q, nvme_cmd_read, 1, 200, 4, r, 16384));
+		CHECK(!memcmp(r, z, 16384));
+		CHECK_OK(h_rw(h, q, nvme_cmd_read, 1, 300, 4, r, 16384));
+		CHECK(!memcmp(r, z, 16384));
+	}
+	shutdown_normal(h);
+	h_close(h);
+
+	/* Reopen once more: everything persisted. */
+	h = up(&q);
+	check_blocks(h, q, 1, 10, 1);
+	check_blocks(h, q, 2, 20, 2);
+	check_blocks(h, q, 1, 2044, 3);
+	check_blocks(h, q, 2, 0, 4);
+	{
+		uint8_t *r = h_alloc(h, 4096, NULL);
+
+		CHECK_OK(h_rw(h, q, nvme_cmd_read, 2, 100, 1, r, 4096));
+		CHECK_EQ(r[0], 0x66);
+		CHECK_EQ(r[4095], 0x66);
+	}
+	/* The serial number is stable for the same file. */
+	{
+		struct nvme_id_ctrl *id = h_alloc(h, 4096, NULL);
+		char sn1[20];
+
+		CHECK_OK(h_identify(h, NVME_ID_CNS_CTRL, 0, id));
+		memcpy(sn1, id->sn, 20);
+		h_close(h);
+		h = up(&q);
+		id = h_alloc(h, 4096, NULL);
+		CHECK_OK(h_identify(h, NVME_ID_CNS_CTRL, 0, id));
+		CHECK(!memcmp(sn1, id->sn, 20));
+	}
+	h_close(h);
+
+	/* A larger existing file is used as is (not truncated). */
+	CHECK_EQ(truncate(path, 3 * NS_SIZE), 0);
+	h = up(&q);
+	check_blocks(h, q, 1, 10, 1);
+	h_close(h);
+	CHECK_EQ(stat(path, &st), 0);
+	CHECK_EQ(st.st_size, 3 * NS_SIZE);
+	unlink(path);
+	return 0;
+}

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/* Register file and CC state machine: CAP/VS contents, RDY, CFS for every
+ * invalid enable, SHN -> SHST, EN 1->0 deleting queues, rdy_delay. */
+#include <string.h>
+
+#include "harness.h"
+
+static void cap_fields(void)
+{
+	struct h *h = h_open("mqes=255,cqr=0,to=20,dstrd=2");
+	struct nvq_transport *t = h->t;
+	uint64_t cap = h->cap;
+
+	CHECK_EQ(NVME_CAP_MQES(cap), 255);
+	CHECK_EQ(NVME_CAP_CQR(cap), 0);
+	CHECK_EQ(NVME_CAP_TO(cap), 20);
+	CHECK_EQ(NVME_CAP_DSTRD(cap), 2);
+	CHECK_EQ(NVME_CAP_CSS(cap), NVME_CAP_CSS_NVM);
+	CHECK_EQ(NVME_CAP_MPSMIN(cap), 0);
+	CHECK(NVME_CAP_MPSMAX(cap) >= 1);
+	CHECK_EQ(NVME_CAP_CMBS(cap), 0);
+	CHECK_EQ(NVME_CAP_NSSRS(cap), 0);
+	CHECK_EQ(h->ops->reg_read32(t, NVME_REG_VS), NVME_VS(2, 0, 0));
+	CHECK_EQ(h->ops->reg_read32(t, NVME_REG_CMBLOC), 0);
+	CHECK_EQ(h->ops->reg_read32(t, NVME_REG_CMBSZ), 0);
+	CHECK_EQ(h->ops->reg_read32(t, NVME_REG_CSTS), 0);
+	CHECK_EQ(h->ops->reg_read32(t, NVME_REG_CC), 0);
+	/* Read-only registers ignore writes. */
+	h->ops->reg_write32(t, NVME_REG_CAP, 0);
+	h->ops->reg_write32(t, NVME_REG_VS, 0);
+	h->ops->reg_write32(t, NVME_REG_CSTS, NVME_CSTS_RDY);
+	CHECK_EQ(h->ops->reg_read64(t, NVME_REG_CAP), cap);
+	CHECK_EQ(h->ops->reg_read32(t, NVME_REG_VS), NVME_VS(2, 0, 0));
+	CHECK_EQ(h->ops->reg_read32(t, NVME_REG_CSTS), 0);
+	/* Registers read back what was written. */
+	h->ops->reg_write32(t, NVME_REG_AQA, NVME_AQA(15, 31));
+	CHECK_EQ(h->ops->reg_read32(t, NVME_REG_AQA), NVME_AQA(15, 31));
+	h->ops->reg_write64(t, NVME_REG_ASQ, 0x123456789000ull);
+	CHECK_EQ(h->ops->reg_read64(t, NVME_REG_ASQ), 0x123456789000ull);
+	/* Offsets past the register file read as zero. */
+	CHECK_EQ(h->ops->reg_read32(t, 0x800), 0);
+	/* With DSTRD = 2, the doorbells are 16 bytes apart: I/O works. */
+	h_enable(h);
+	{
+		struct hq *q = h_ioq(h, 1, 16, false, 0);
+		uint8_t *b = h_alloc(h, 4096, NULL);
+
+		memset(b, 0x5a, 4096);
+		CHECK_OK(h_rw(h, q, nvme_cmd_write, 1, 3, 1, b, 4096));
+		memset(b, 0, 4096);
+		CHECK_OK(h_rw(h, q, nvme_cmd_read, 1, 3, 1, b, 4096));
+		CHECK_EQ(b[4095], 0x5a);
+	}
+	h_close(h);
+}
+
+/* Enabling with @cc must fail with CFS and no RDY; EN=0 then clears it. */
+static void expect_cfs(struct h *h, uint32_t aq, uint32_t cc, const char *what)
+{
+	uint32_t csts = h_enable_cc(h, aq, cc);
+
+	if ((csts & (NVME_CSTS_RDY | NVME_CSTS_CFS)) != NVME_CSTS_CFS) {
+		fprintf(stderr, "enable with %s: CSTS 0x%x, expected CFS\n",
+			what, csts);
+		exit(1);
+	}
+	h->ops->reg_write32(h->t, NVME_REG_CC, 0);
+	h_wait_csts(h, ~0u, 0);
+}
+
+static void invalid_enables(void)
+{
+	struct h *h = h_open("");
+	uint32_t cc = h_cc_default();
+	uint64_t good_asq = h->aq.sq_iova;
+
+	expect_cfs(h, 32, cc | (5u << NVME_CC_MPS_SHIFT), "MPS 5 > MPSMAX");
+	expect_cfs(h, 32,
+		   (cc & ~NVME_CC_IOSQES_MASK) | 7u << NVME_CC_IOSQES_SHIFT,
+		   "IOSQES 7");
+	expect_cfs(h, 32, cc & ~NVME_CC_IOSQES_MASK, "IOSQES 0");
+	expect_cfs(h, 32,
+		   (cc & ~NVME_CC_IOCQES_MASK) | 3u << NVME_CC_IOCQES_SHIFT,
+		   "IOCQES 3");
+	expect_cfs(h, 32, cc & ~NVME_CC_IOCQES_MASK, "IOCQES 0");
+	expect_cfs(h, 32, cc | 1u << NVME_CC_CSS_SHIFT, "CSS 1");
+	expect_cfs(h, 32, cc | 1u << NVME_CC_AMS_SHIFT, "AMS WRR");
+	expect_cfs(h, 1, cc, "1-entry admin queues");
+
+	/* Misaligned and unregistered admin queue bases. */
+	h->aq.sq_iova = good_asq + 64;
+	expect_cfs(h, 32, cc, "ASQ not page aligned");
+	h->aq.sq_iova = 0x1000;
+	expect_cfs(h, 32, cc, "ASQ not mapped");
+	h->aq.sq_iova = good_asq;
+
+	/* 8 KiB pages (MPS 1) are valid: queue memory is 8K aligned here. */
+	CHECK_EQ(h_enable_cc(h, 32, cc | 1u << NVME_CC_MPS_SHIFT) &
+			 (NVME_CSTS_RDY | NVME_CSTS_CFS),
+		 NVME_CSTS_RDY);
+	{
+		struct nvme_id_ctrl *id = h_alloc(h, 8192, NULL);
+
+		CHECK_OK(h_identify(h, NVME_ID_CNS_CTRL, 0, id));
+		CHECK_EQ(id->sqes, 0x66);
+	}
+	h_disable(h);
+	/* And the largest admin queue. */
+	CHECK_EQ(h_enable_cc(h, 4096, cc) & (NVME_CSTS_RDY | NVME_CSTS_CFS),
+		 NVME_CSTS_RDY);
+	h_disable(h);
+	h_close(h);
+}
+
+static void shutdown_and_reset(void)
+{
+	struct h *h = h_open("size=16M");
+	uint32_t csts;
+
+	h_enable(h);
+	h_ioq(h, 1, 16, false, 0);
+	/* The qid is taken now. */
+	CHECK_ST(h_create_cq(h, 1, 16, false, 0), NVME_SCT_CMD_SPECIFIC,
+		 NVME_SC_QID_INVALID);
+	/* EN 1 -> 0 deletes every queue: the same qid works again. */
+	h_disable(h);
+	CHECK_EQ(h->ops->reg_read32(h->t, NVME_REG_CSTS), 0);
+	h_enable(h);
+	h_ioq(h, 1, 16, false, 0);
+
+	/* Normal shutdown: SHST goes to complete, RDY stays. */
+	h->ops->reg_write32(h->t, NVME_REG_CC,
+			    h_cc_default() | NVME_CC_SHN_NORMAL);
+	csts = h_wait_csts(h, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_CMPLT);
+	CHECK(csts & NVME_CSTS_RDY);
+	CHECK(!(csts & NVME_CSTS_CFS));
+	/* Reset brings SHST back to normal. */
+	h_disable(h);
+	CHECK_EQ(h->ops->reg_read32(h->t, NVME_REG_CSTS) & NVME_CSTS_SHST_MASK,
+		 NVME_CSTS_SHST_NORMAL);
+	h_enable(h);
+	h_ioq(h, 1, 16, false, 0);
+	/* Abrupt shutdown too. */
+	h->ops->reg_write32(h->t, NVME_REG_CC,
+			    h_cc_default() | NVME_CC_SHN_ABRUPT);
+	h_wait_csts(h, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_CMPLT);
+	h_disable(h);
+	/* Shutdown notification while disabled completes too. */
+	h->ops->reg_write32(h->t, NVME_REG_CC, NVME_CC_SHN_NORMAL);
+	h_wait_csts(h, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_CMPLT);
+	h->ops->reg_write32(h->t, NVME_REG_CC, 0);
+	h_close(h);
+}
+
+static void rdy_delay(void)
+{
+	struct h *h = h_open("rdy_delay=20ms");
+	uint64_t t0 = h_now();
+
+	h_enable(h);
+	/* A lower bound only. */
+	CHECK(h_now() - t0 >= 20000000ull);
+	h_close(h);
+}
+
+int main(void)
+{
+	cap_fields();
+	invalid_enables();
+	shutdown_and_reset();
+	rdy_delay();
+	return 0;
+}
