@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A controller as the driver sees it: transport, DMA memory, the admin
+ * queue, namespaces, I/O queues and their interrupt vectors.
+ */
+#ifndef NVQ_CTRL_H
+#define NVQ_CTRL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nvq/nvq.h"
+#include "dmapool.h"
+#include "mem.h"
+#include "queue.h"
+#include "transport.h"
+
+/* Namespaces nvq tracks at most (Identify data is 4 KiB each). */
+#define NVQ_MAX_NS 1024
+/* nsids below this are looked up in a direct table. */
+#define NVQ_NS_DIRECT 64
+/* Entries of the admin queue. */
+#define NVQ_ADMIN_DEPTH 32
+/* I/O queues nvq creates at most. */
+#define NVQ_MAX_QUEUES 1024
+/* Per-command transfer cap when MDTS is 0 or larger (NVQ_PRP_MAX_LISTS). */
+#define NVQ_MAX_XFER (2u << 20)
+
+struct nvq_ns {
+	uint32_t nsid;
+	uint32_t lbads; /* log2 of the LBA size */
+	uint64_t nlba;
+	uint32_t max_blocks; /* blocks per command */
+	struct nvme_id_ns *id;
+};
+
+/* A synchronous admin command in flight (see ctrl.c). */
+struct nvq_admin_ctx {
+	struct nvq_ctrl *ctrl;
+	bool busy;
+	bool done;
+	bool abandoned; /* timed out: the buffer belongs to the context */
+	struct nvq_cpl cpl;
+	void *buf; /* DMA buffer to free once the device is done with it */
+};
+
+struct nvq_ctrl {
+	uint64_t uid; /* unique per nvq_open() in this process */
+	char *uri;
+	struct nvq_opts opts;
+	enum nvq_lock_mode lock_mode;
+	struct nvq_transport *t;
+	struct nvq_mem *mem;
+	int node; /* the device's NUMA node, 0 if unknown */
+
+	uint64_t cap;
+	uint32_t vs;
+	uint32_t dstrd;
+	uint32_t admin_timeout_ms;
+	uint32_t max_xfer; /* bytes per command, after the driver's caps */
+	struct nvme_id_ctrl *id;
+	bool enabled; /* CC.EN was set by us */
+
+	/* Per NUMA node pools; index = node. */
+	int nr_nodes;
+	struct nvq_pools *pools;
+
+	/* Admin queue, serialised by admin_lock. */
+	pthread_mutex_t admin_lock;
+	struct nvq_queue *aq;
+	void *asq_mem, *acq_mem;
+	struct nvq_admin_ctx actx[NVQ_ADMIN_DEPTH];
+	bool admin_owns_vec0; /* no I/O queue signals vector 0 */
+
+	/* Namespaces, sorted by nsid. */
+	unsigned int nr_ns;
+	struct nvq_ns *ns;
+	struct nvq_ns *ns_direct[NVQ_NS_DIRECT];
+
+	/* Shadow doorbell and EventIdx pages, NULL when not in use. */
+	uint32_t *dbbuf_db, *dbbuf_ei;
+
+	/* I/O queues and their vectors. */
+	unsigned int nr_queues;
+	struct nvq_queue **queues;
+	unsigned int nr_vectors;
+	struct nvq_vector *vectors; /* index = MSI-X vector */
+	unsigned int nr_cpus;
+	bool threads_started;
+};
+
+/* Internal flags for nvq_open_flags(). */
+#define NVQ_OPEN_SINGLE_LOCK (1u << 0) /* one lock per queue (benchmark) */
+
+/*
+ * nvq_open() with internal flags. NVQ_OPEN_SINGLE_LOCK makes shared queues
+ * use one lock for both halves, the baseline of the split-lock benchmark;
+ * a public option can map onto this later.
+ */
+int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
+		   unsigned int flags, struct nvq_ctrl **ctrl);
+
+/*
+ * Run one admin command synchronously: @sqe (CID and PRPs are filled in),
+ * data in *@bufp (DMA memory from nvq_mem_alloc(), @len bytes, or NULL).
+ * Returns 0, -EIO with *@status set (may be NULL), -ETIMEDOUT, ... On
+ * -ETIMEDOUT the command keeps its slot and the buffer: *@bufp is set to
+ * NULL and the controller frees it once the device completes the command
+ * or at close.
+ */
+int nvq_ctrl_admin(struct nvq_ctrl *ctrl, struct nvme_sqe *sqe, void **bufp,
+		   size_t len, uint32_t *result, uint16_t *status);
+
+/* The active namespace @nsid, or NULL. Hot path. */
+static inline struct nvq_ns *nvq_ctrl_ns(const struct nvq_ctrl *ctrl,
+					 uint32_t nsid)
+{
+	unsigned int lo = 0, hi = ctrl->nr_ns;
+
+	if (nsid < NVQ_NS_DIRECT)
+		return ctrl->ns_direct[nsid];
+	while (lo < hi) {
+		unsigned int mid = (lo + hi) / 2;
+
+		if (ctrl->ns[mid].nsid == nsid)
+			return &ctrl->ns[mid];
+		if (ctrl->ns[mid].nsid < nsid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+#endif /* NVQ_CTRL_H */

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Building I/O commands: checks, IOVA translation, splitting transfers
+ * larger than a command may carry (MDTS), PRPs, and posting. This is the
+ * submission hot path: no syscalls, allocations or clock reads, and no
+ * error message formatting unless the request is rejected.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#include "ctrl.h"
+#include "dmapool.h"
+#include "prp.h"
+#include "queue.h"
+
+/*
+ * IOVA translation cache. An exclusive queue has one submitter, so its
+ * cache lives in the queue; a shared queue's submitters translate before
+ * taking sq_lock, so each thread keeps its own, tagged with the
+ * controller's unique id (a cache of another controller is never used).
+ */
+static __thread struct {
+	uint64_t uid;
+	struct nvq_mem_cache c;
+} tcache;
+
+static inline struct nvq_mem_cache *mem_cache(struct nvq_queue *q)
+{
+	if (q->lock_mode == NVQ_LOCK_NONE)
+		return &q->mcache;
+	if (unlikely(tcache.uid != q->ctrl->uid)) {
+		memset(&tcache.c, 0, sizeof(tcache.c));
+		tcache.uid = q->ctrl->uid;
+	}
+	return &tcache.c;
+}
+
+static inline void sqe_init(struct nvq_cmd *cmd, uint8_t opc, uint32_t nsid)
+{
+	struct nvme_sqe *sqe = &cmd->sqe;
+
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = opc;
+	sqe->cid = cmd->cid;
+	sqe->nsid = nsid;
+}
+
+static inline int build_rw(struct nvq_queue *q, struct nvq_cmd *cmd,
+			   uint8_t opc, uint32_t nsid, uint64_t iova,
+			   size_t len, uint64_t slba, uint32_t nlb,
+			   unsigned int flags)
+{
+	int rc;
+
+	sqe_init(cmd, opc, nsid);
+	rc = nvq_prp_build(q->pools, iova, len, &cmd->sqe.prp1, &cmd->sqe.prp2,
+			   &cmd->prp);
+	if (unlikely(rc))
+		return nvq_err(
+			rc, "cannot build the PRP list of a %zu-byte transfer",
+			len);
+	cmd->sqe.cdw10 = (uint32_t)slba;
+	cmd->sqe.cdw11 = (uint32_t)(slba >> 32);
+	cmd->sqe.cdw12 = (nlb - 1) | (flags & NVQ_IO_FUA ? NVME_RW_FUA : 0);
+	return 0;
+}
+
+static inline int check_common(struct nvq_queue *q, unsigned int flags,
+			       nvq_cb cb)
+{
+	if (unlikely(!q || !cb))
+		return nvq_err(-EINVAL, "NULL queue or callback");
+	if (unlikely(flags & ~(NVQ_IO_FUA | NVQ_IO_MORE)))
+		return nvq_err(-EINVAL, "unknown I/O flags %#x",
+			       flags & ~(NVQ_IO_FUA | NVQ_IO_MORE));
+	return 0;
+}
+
+static inline int check_range(const struct nvq_ns *ns, uint32_t nsid,
+			      uint64_t slba, uint64_t nlb)
+{
+	if (unlikely(!ns))
+		return nvq_err(-ENOENT, "namespace %u is not active", nsid);
+	if (unlikely(!nlb || slba >= ns->nlba || nlb > ns->nlba - slba))
+		return nvq_err(
+			-ERANGE,
+			"blocks %llu..%llu are outside namespace %u (%llu blocks)",
+			(unsigned long long)slba,
+			(unsigned long long)(slba + nlb - 1), nsid,
+			(unsigned long long)ns->nlba);
+	return 0;
+}
+
+/* How many commands of at most @per blocks carry @nlb blocks. */
+static inline uint32_t nr_cmds(uint64_t nlb, uint32_t per)
+{
+	return (uint32_t)((nlb - 1) / per + 1);
+}
+
+static int too_big(struct nvq_queue *q, uint32_t n)
+{
+	return nvq_err(
+		-E2BIG,
+		"request needs %u commands but queue %u has only %u slots", n,
+		q->qid, q->nr_tags);
+}
+
+static int submit_rw(struct nvq_queue *q, uint8_t opc, uint32_t nsid,
+		     const void *buf, uint64_t slba, uint32_t nlb,
+		     unsigned int flags, nvq_cb cb, void *arg)
+{
+	struct nvq_cmd *lead, *cmd;
+	const struct nvq_ns *ns;
+	uint32_t per, n, done;
+	uint64_t iova;
+	size_t len;
+	int rc;
+
+	rc = check_common(q, flags, cb);
+	if (unlikely(rc))
+		return rc;
+	ns = nvq_ctrl_ns(q->ctrl, nsid);
+	rc = check_range(ns, nsid, slba, nlb);
+	if (unlikely(rc))
+		return rc;
+	if (unlikely((uintptr_t)buf & 3))
+		return nvq_err(-EINVAL,
+			       "buffer %p is not 4-byte aligned (PRP rule)",
+			       buf);
+	len = (size_t)nlb << ns->lbads;
+	if (unlikely(nvq_mem_iova(q->ctrl->mem, mem_cache(q), buf, len, &iova)))
+		return nvq_err(
+			-EFAULT,
+			"buffer %p (%zu bytes) is not in DMA memory: use nvq_dma_alloc() or nvq_dma_register()",
+			buf, len);
+
+	per = ns->max_blocks;
+	if (likely(nlb <= per)) {
+		lead = nvq_queue_get_cmds(q, 1);
+		if (unlikely(!lead))
+			return -EAGAIN;
+		rc = build_rw(q, lead, opc, nsid, iova, len, slba, nlb, flags);
+		if (unlikely(rc)) {
+			nvq_queue_put_cmds(q, lead);
+			return rc;
+		}
+	} else {
+		n = nr_cmds(nlb, per);
+		if (n > q->nr_tags)
+			return too_big(q, n);
+		lead = nvq_queue_get_cmds(q, n);
+		if (!lead)
+			return -EAGAIN;
+		done = 0;
+		for (cmd = lead; cmd; cmd = cmd->next) {
+			uint32_t k = MIN(per, nlb - done);
+
+			rc = build_rw(q, cmd, opc, nsid,
+				      iova + ((uint64_t)done << ns->lbads),
+				      (size_t)k << ns->lbads, slba + done, k,
+				      flags);
+			if (rc) {
+				nvq_queue_put_cmds(q, lead);
+				return rc;
+			}
+			done += k;
+		}
+	}
+	lead->cb = cb;
+	lead->arg = arg;
+	nvq_queue_post(q, lead, flags);
+	return 0;
+}
+
+int nvq_read(struct nvq_queue *q, uint32_t nsid, void *buf, uint64_t slba,
+	     uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg)
+{
+	return submit_rw(q, nvme_cmd_read, nsid, buf, slba, nlb, flags, cb,
+			 arg);
+}
+
+int nvq_write(struct nvq_queue *q, uint32_t nsid, const void *buf,
+	      uint64_t slba, uint32_t nlb, unsigned int flags, nvq_cb cb,
+	      void *arg)
+{
+	return submit_rw(q, nvme_cmd_write, nsid, buf, slba, nlb, flags, cb,
+			 arg);
+}
+
+int nvq_flush(struct nvq_queue *q, uint32_t nsid, unsigned int flags, nvq_cb cb,
+	      void *arg)
+{
+	struct nvq_cmd *cmd;
+	int rc;
+
+	rc = check_common(q, flags, cb);
+	if (rc)
+		return rc;
+	/* Flush also takes the broadcast nsid: every namespace. */
+	if (nsid != 0xffffffffu && !nvq_ctrl_ns(q->ctrl, nsid))
+		return nvq_err(-ENOENT, "namespace %u is not active", nsid);
+	cmd = nvq_queue_get_cmds(q, 1);
+	if (!cmd)
+		return -EAGAIN;
+	sqe_init(cmd, nvme_cmd_flush, nsid);
+	cmd->cb = cb;
+	cmd->arg = arg;
+	nvq_queue_post(q, cmd, flags);
+	return 0;
+}
+
+int nvq_write_zeroes(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
+		     uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg)
+{
+	struct nvq_cmd *lead, *cmd;
+	uint32_t n, done = 0;
+	int rc;
+
+	rc = check_common(q, flags, cb);
+	if (rc)
+		return rc;
+	rc = check_range(nvq_ctrl_ns(q->ctrl, nsid), nsid, slba, nlb);
+	if (rc)
+		return rc;
+	if (!(q->ctrl->id->oncs & NVME_CTRL_ONCS_WRITE_ZEROES))
+		return nvq_err(-ENOTSUP,
+			       "the controller does not support Write Zeroes");
+	/* No data moves, so only the 16-bit NLB field limits a command. */
+	n = nr_cmds(nlb, 65536);
+	if (n > q->nr_tags)
+		return too_big(q, n);
+	lead = nvq_queue_get_cmds(q, n);
+	if (!lead)
+		return -EAGAIN;
+	for (cmd = lead; cmd; cmd = cmd->next) {
+		uint32_t k = MIN(65536u, nlb - done);
+
+		sqe_init(cmd, nvme_cmd_write_zeroes, nsid);
+		cmd->sqe.cdw10 = (uint32_t)(slba + done);
+		cmd->sqe.cdw11 = (uint32_t)((slba + done) >> 32);
+		cmd->sqe.cdw12 = (k - 1) |
+				 (flags & NVQ_IO_FUA ? NVME_RW_FUA : 0);
+		done += k;
+	}
+	lead->cb = cb;
+	lead->arg = arg;
+	nvq_queue_post(q, lead, flags);
+	return 0;
+}
+
+int nvq_deallocate(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
+		   uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg)
+{
+	struct nvme_dsm_range *range;
+	struct nvq_cmd *cmd;
+	uint64_t iova;
+	int rc;
+
+	rc = check_common(q, flags, cb);
+	if (rc)
+		return rc;
+	rc = check_range(nvq_ctrl_ns(q->ctrl, nsid), nsid, slba, nlb);
+	if (rc)
+		return rc;
+	if (!(q->ctrl->id->oncs & NVME_CTRL_ONCS_DSM))
+		return nvq_err(
+			-ENOTSUP,
+			"the controller does not support Dataset Management");
+	cmd = nvq_queue_get_cmds(q, 1);
+	if (!cmd)
+		return -EAGAIN;
+	/* The range list is read by the device: DMA memory, freed at
+	 * completion. One range carries up to 2^32 - 1 blocks. */
+	range = nvq_dmapool_alloc(q->pools->small, &iova);
+	if (!range) {
+		nvq_queue_put_cmds(q, cmd);
+		return nvq_err(-ENOMEM, "no DMA memory for a DSM range");
+	}
+	memset(range, 0, sizeof(*range));
+	range->nlb = nlb;
+	range->slba = slba;
+	cmd->dsm = range;
+	cmd->dsm_iova = iova;
+	sqe_init(cmd, nvme_cmd_dsm, nsid);
+	cmd->sqe.prp1 = iova;
+	cmd->sqe.cdw10 = 0; /* NR: one range (0's based) */
+	cmd->sqe.cdw11 = NVME_DSM_AD;
+	cmd->cb = cb;
+	cmd->arg = arg;
+	nvq_queue_post(q, cmd, flags);
+	return 0;
+}
+
+void nvq_queue_kick(struct nvq_queue *q)
+{
+	if (q)
+		nvq_queue_ring(q);
+}
+
+int nvq_poll(struct nvq_queue *q, unsigned int max)
+{
+	if (unlikely(!q))
+		return nvq_err(-EINVAL, "nvq_poll: NULL queue");
+	if (unlikely(q->mode == NVQ_MODE_THREAD))
+		return nvq_err(
+			-EINVAL,
+			"nvq_poll: queue %u is reaped by its completion thread",
+			q->qid);
+	return nvq_queue_reap(q, max);
+}
+
+int nvq_wait(struct nvq_queue *q, unsigned int min_cpl, int timeout_ms)
+{
+	uint64_t deadline = 0;
+	unsigned int total = 0;
+
+	if (!q)
+		return nvq_err(-EINVAL, "nvq_wait: NULL queue");
+	if (q->mode == NVQ_MODE_THREAD)
+		return nvq_err(
+			-EINVAL,
+			"nvq_wait: queue %u is reaped by its completion thread",
+			q->qid);
+	for (;;) {
+		total += (unsigned int)nvq_queue_reap(q, 0);
+		if (total >= min_cpl || timeout_ms == 0)
+			break;
+		if (timeout_ms > 0) {
+			uint64_t now = nvq_now_ns();
+
+			if (!deadline)
+				deadline =
+					now + (uint64_t)timeout_ms * 1000000ull;
+			else if (now >= deadline)
+				break;
+		}
+		if (q->mode == NVQ_MODE_POLL) {
+			/* Yield: the device may need this CPU. */
+			if (!nvq_queue_pending(q))
+				sched_yield();
+			continue;
+		}
+		if (nvq_vector_sleep(q->vec, q, deadline) == -ETIMEDOUT) {
+			total += (unsigned int)nvq_queue_reap(q, 0);
+			break;
+		}
+	}
+	return (int)total;
+}

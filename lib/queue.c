@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Queue pairs: the SQ/CQ rings, their doorbells (MMIO or shadow), command
+ * contexts, and the reaping of completions. This is the hot path: no
+ * syscalls, allocations or clock reads per command here.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dmapool.h"
+#include "queue.h"
+#include "transport.h"
+
+/* CQEs consumed per cq_lock hold; also the size of the on-stack batch. */
+#define REAP_BATCH 32
+
+/*
+ * The locking switch (see queue.h): one predictable branch per batch.
+ * Adaptive mutexes spin briefly before sleeping; the sections they guard
+ * are a few stores long, so contention is resolved by the spin almost
+ * always, while a preempted holder does not make waiters burn a
+ * timeslice (this machine has two vCPUs and more threads than that).
+ */
+static inline void sq_lock(struct nvq_queue *q)
+{
+	if (q->sq_locked)
+		pthread_mutex_lock(&q->sq_lock);
+}
+
+static inline void sq_unlock(struct nvq_queue *q)
+{
+	if (q->sq_locked)
+		pthread_mutex_unlock(&q->sq_lock);
+}
+
+static inline void cq_lock(struct nvq_queue *q)
+{
+	if (q->cq_locked)
+		pthread_mutex_lock(q->cq_lockp);
+}
+
+static inline void cq_unlock(struct nvq_queue *q)
+{
+	if (q->cq_locked)
+		pthread_mutex_unlock(q->cq_lockp);
+}
+
+static void init_lock(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t attr;
+
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(m, &attr);
+	pthread_mutexattr_destroy(&attr);
+}
+
+int nvq_queue_create(const struct nvq_queue_params *p, struct nvq_queue **qp)
+{
+	struct nvq_queue *q;
+	uint32_t nr_tags;
+
+	if (p->depth < 2 || p->depth > 65536 || !p->sq || !p->cq)
+		return nvq_err(-EINVAL, "queue %u: bad depth %u or rings",
+			       p->qid, p->depth);
+	q = aligned_alloc(NVQ_CACHELINE, ALIGN_UP(sizeof(*q), NVQ_CACHELINE));
+	if (!q)
+		return nvq_err(-ENOMEM, "queue %u: out of memory", p->qid);
+	memset(q, 0, sizeof(*q));
+
+	/* One tag fewer than entries: the SQ and CQ can never overflow. */
+	nr_tags = p->depth - 1;
+	q->cmds = aligned_alloc(NVQ_CACHELINE, nr_tags * sizeof(*q->cmds));
+	q->tag_next = calloc(nr_tags, sizeof(*q->tag_next));
+	if (!q->cmds || !q->tag_next) {
+		free(q->cmds);
+		free(q->tag_next);
+		free(q);
+		return nvq_err(-ENOMEM, "queue %u: out of memory", p->qid);
+	}
+	memset(q->cmds, 0, nr_tags * sizeof(*q->cmds));
+	nvq_tags_init(&q->tags, q->tag_next, nr_tags);
+	q->nr_tags = nr_tags;
+	q->tag_bits = (uint8_t)nvq_tag_bits(nr_tags);
+	q->tag_mask = (uint16_t)((1u << q->tag_bits) - 1);
+
+	q->t = p->t;
+	q->cq_t = p->t;
+	q->ctrl = p->ctrl;
+	q->pools = p->pools;
+	q->qid = p->qid;
+	q->depth = p->depth;
+	q->cq_depth = p->depth;
+	q->mode = p->mode;
+	q->node = p->node;
+	q->lock_mode = p->lock_mode;
+	q->sq = p->sq;
+	q->cq = p->cq;
+	q->cq_pos = 1u << 16; /* head 0, expected phase 1 */
+	q->sq_db_off = nvme_sq_db_offset(p->qid, p->dstrd);
+	q->cq_db_off = nvme_cq_db_offset(p->qid, p->dstrd);
+	if (p->dbbuf_db && p->dbbuf_ei) {
+		q->sq_shadow = p->dbbuf_db + nvme_sq_db_index(p->qid, p->dstrd);
+		q->cq_shadow = p->dbbuf_db + nvme_cq_db_index(p->qid, p->dstrd);
+		q->sq_eventidx =
+			p->dbbuf_ei + nvme_sq_db_index(p->qid, p->dstrd);
+		q->cq_eventidx =
+			p->dbbuf_ei + nvme_cq_db_index(p->qid, p->dstrd);
+	}
+
+	init_lock(&q->sq_lock);
+	init_lock(&q->cq_lock);
+	switch (p->lock_mode) {
+	case NVQ_LOCK_NONE:
+		q->cq_lockp = &q->cq_lock;
+		break;
+	case NVQ_LOCK_SINGLE:
+		/* The benchmark baseline: completion serialises on sq_lock. */
+		q->sq_locked = q->cq_locked = true;
+		q->cq_lockp = &q->sq_lock;
+		break;
+	case NVQ_LOCK_SPLIT:
+	default:
+		q->sq_locked = q->cq_locked = true;
+		q->cq_lockp = &q->cq_lock;
+		break;
+	}
+	*qp = q;
+	return 0;
+}
+
+void nvq_queue_destroy(struct nvq_queue *q)
+{
+	if (!q)
+		return;
+	pthread_mutex_destroy(&q->sq_lock);
+	pthread_mutex_destroy(&q->cq_lock);
+	free(q->cmds);
+	free(q->tag_next);
+	free(q);
+}
+
+static inline uint32_t cmd_tag(const struct nvq_queue *q,
+			       const struct nvq_cmd *cmd)
+{
+	return (uint32_t)(cmd - q->cmds);
+}
+
+static void release_dma(struct nvq_queue *q, struct nvq_cmd *cmd)
+{
+	if (cmd->prp.nr)
+		nvq_prp_free(q->pools, &cmd->prp);
+	if (cmd->dsm) {
+		nvq_dmapool_free(q->pools->small, cmd->dsm, cmd->dsm_iova);
+		cmd->dsm = NULL;
+	}
+}
+
+struct nvq_cmd *nvq_queue_get_cmds(struct nvq_queue *q, unsigned int n)
+{
+	struct nvq_cmd *lead = NULL, **link = &lead, *cmd;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		int tag = nvq_tags_get(&q->tags);
+		uint32_t gen, cid;
+
+		if (unlikely(tag < 0)) {
+			*link = NULL;
+			if (lead)
+				nvq_queue_put_cmds(q, lead);
+			return NULL;
+		}
+		cmd = &q->cmds[tag];
+		gen = cmd->gen + 1u;
+		cid = (gen << q->tag_bits | (uint32_t)tag) & 0xffff;
+		if (unlikely(cid == 0xffff)) {
+			gen++;
+			cid = (gen << q->tag_bits | (uint32_t)tag) & 0xffff;
+		}
+		cmd->gen = (uint16_t)gen;
+		cmd->cid = (uint16_t)cid;
+		cmd->prp.nr = 0;
+		cmd->dsm = NULL;
+		*link = cmd;
+		link = &cmd->next;
+	}
+	*link = NULL;
+	for (cmd = lead; cmd; cmd = cmd->next)
+		cmd->lead = lead;
+	if (lead)
+		lead->nr = n;
+	return lead;
+}
+
+void nvq_queue_put_cmds(struct nvq_queue *q, struct nvq_cmd *lead)
+{
+	struct nvq_cmd *cmd = lead, *next;
+
+	while (cmd) {
+		next = cmd->next;
+		release_dma(q, cmd);
+		nvq_tags_put(&q->tags, cmd_tag(q, cmd));
+		cmd = next;
+	}
+}
+
+/*
+ * Tell the device about new SQ entries. With shadow doorbells the tail goes
+ * to host memory and the MMIO write happens only when the device's
+ * EventIdx says it stopped looking at the shadow value (it went to sleep).
+ * The shadow store must be ordered before the EventIdx load (the kernel's
+ * nvme_dbbuf_update_and_check_event() puts mb() between them): a
+ * sequentially consistent exchange and load do that (xchg is a full
+ * barrier on x86) in a form ThreadSanitizer understands, unlike a fence.
+ * The device side pairs with a sequentially consistent EventIdx store and
+ * shadow load before it sleeps.
+ */
+static inline void ring_sq(struct nvq_queue *q)
+{
+	uint16_t tail = q->sq_tail, old = q->sq_db_last;
+
+	if (tail == old)
+		return;
+	q->sq_db_last = tail;
+	if (q->sq_shadow) {
+		uint16_t ei;
+
+		__atomic_exchange_n(q->sq_shadow, tail, __ATOMIC_SEQ_CST);
+		ei = (uint16_t)__atomic_load_n(q->sq_eventidx,
+					       __ATOMIC_SEQ_CST);
+		if (!nvme_dbbuf_need_event(ei, tail, old))
+			return;
+	}
+	q->t->ops->db_write(q->t, q->sq_db_off, tail);
+	WRITE_ONCE(q->stat_doorbells, q->stat_doorbells + 1);
+}
+
+static inline void ring_cq(struct nvq_queue *q, uint16_t head)
+{
+	uint16_t old = q->cq_db_last;
+
+	q->cq_db_last = head;
+	if (q->cq_shadow) {
+		uint16_t ei;
+
+		__atomic_exchange_n(q->cq_shadow, head, __ATOMIC_SEQ_CST);
+		ei = (uint16_t)__atomic_load_n(q->cq_eventidx,
+					       __ATOMIC_SEQ_CST);
+		if (!nvme_dbbuf_need_event(ei, head, old))
+			return;
+	}
+	q->cq_t->ops->db_write(q->cq_t, q->cq_db_off, head);
+}
+
+void nvq_queue_post(struct nvq_queue *q, struct nvq_cmd *lead,
+		    unsigned int flags)
+{
+	struct nvq_cmd *cmd;
+	uint32_t tail, n = 0;
+
+	if (unlikely(lead->nr > 1)) {
+		__atomic_store_n(&lead->remaining, lead->nr, __ATOMIC_RELAXED);
+		__atomic_store_n(&lead->failed, 0, __ATOMIC_RELAXED);
+	}
+	/*
+	 * Marked in flight before the device can see the command; the
+	 * doorbell's release orders these stores before its CQE.
+	 */
+	for (cmd = lead; cmd; cmd = cmd->next)
+		__atomic_store_n(&cmd->state, NVQ_CMD_INFLIGHT | cmd->cid,
+				 __ATOMIC_RELAXED);
+
+	sq_lock(q);
+	tail = q->sq_tail;
+	for (cmd = lead; cmd; cmd = cmd->next) {
+		memcpy(&q->sq[tail], &cmd->sqe, sizeof(cmd->sqe));
+		if (++tail == q->depth)
+			tail = 0;
+		n++;
+	}
+	q->sq_tail = (uint16_t)tail;
+	WRITE_ONCE(q->stat_submitted, q->stat_submitted + n);
+	WRITE_ONCE(q->reqs_submitted, q->reqs_submitted + 1);
+	if (!(flags & NVQ_IO_MORE))
+		ring_sq(q);
+	sq_unlock(q);
+}
+
+void nvq_queue_ring(struct nvq_queue *q)
+{
+	sq_lock(q);
+	ring_sq(q);
+	sq_unlock(q);
+}
+
+/*
+ * The command a CQE names, or NULL when the CQE must be ignored: tag out of
+ * range, tag not in flight or in flight under another generation (a stale
+ * or duplicated CQE), a CQE for another SQ, or an impossible SQ head.
+ * Nothing the device wrote is used as a pointer or index unchecked.
+ */
+static inline struct nvq_cmd *cqe_cmd(struct nvq_queue *q, uint16_t cid,
+				      uint16_t sqid, uint16_t sqhd)
+{
+	uint32_t tag = cid & q->tag_mask;
+	struct nvq_cmd *cmd;
+
+	if (unlikely(tag >= q->nr_tags || sqid != q->qid || sqhd >= q->depth))
+		return NULL;
+	cmd = &q->cmds[tag];
+	if (unlikely(__atomic_load_n(&cmd->state, __ATOMIC_RELAXED) !=
+		     (NVQ_CMD_INFLIGHT | cid)))
+		return NULL;
+	__atomic_store_n(&cmd->state, cid, __ATOMIC_RELAXED);
+	return cmd;
+}
+
+/*
+ * Finish one command outside cq_lock: free its DMA blocks, release its tag
+ * and run the request's callback when it was the request's last command.
+ * Tags go back before the callback so that it can resubmit. Returns 1 when
+ * a callback ran.
+ */
+static int finish(struct nvq_queue *q, struct nvq_cmd *cmd)
+{
+	struct nvq_cmd *lead = cmd->lead;
+	struct nvq_cpl cpl;
+	nvq_cb cb;
+	void *arg;
+
+	release_dma(q, cmd);
+	if (likely(lead->nr == 1)) {
+		cpl.err = cmd->cpl_err;
+		cpl.status = cmd->cpl_status;
+		cpl.result = cmd->cpl_result;
+		cb = cmd->cb;
+		arg = cmd->arg;
+		nvq_tags_put(&q->tags, cmd_tag(q, cmd));
+		cb(arg, &cpl);
+		return 1;
+	}
+
+	/* Split request: the first error wins. */
+	if (unlikely(cmd->cpl_err) &&
+	    !__atomic_exchange_n(&lead->failed, 1, __ATOMIC_ACQ_REL)) {
+		lead->err = cmd->cpl_err;
+		lead->status = cmd->cpl_status;
+		lead->result = cmd->cpl_result;
+	}
+	if (__atomic_sub_fetch(&lead->remaining, 1, __ATOMIC_ACQ_REL)) {
+		/* The lead's context holds the request until the last one. */
+		if (cmd != lead)
+			nvq_tags_put(&q->tags, cmd_tag(q, cmd));
+		return 0;
+	}
+	if (__atomic_load_n(&lead->failed, __ATOMIC_RELAXED)) {
+		cpl.err = lead->err;
+		cpl.status = lead->status;
+		cpl.result = lead->result;
+	} else {
+		cpl.err = 0;
+		cpl.status = lead->cpl_status;
+		cpl.result = lead->cpl_result;
+	}
+	cb = lead->cb;
+	arg = lead->arg;
+	if (cmd != lead)
+		nvq_tags_put(&q->tags, cmd_tag(q, cmd));
+	nvq_tags_put(&q->tags, cmd_tag(q, lead));
+	cb(arg, &cpl);
+	return 1;
+}
+
+int nvq_queue_reap(struct nvq_queue *q, unsigned int max)
+{
+	struct nvq_cmd *batch[REAP_BATCH];
+	unsigned int budget = max ? max : UINT_MAX;
+	int done = 0;
+
+	for (;;) {
+		unsigned int n = 0, seen = 0, bad = 0, i;
+		uint32_t pos;
+		uint16_t head, phase;
+
+		cq_lock(q);
+		pos = __atomic_load_n(&q->cq_pos, __ATOMIC_RELAXED);
+		head = (uint16_t)pos;
+		phase = (uint16_t)(pos >> 16);
+		while (seen < REAP_BATCH && n < budget) {
+			struct nvme_cqe *cqe = &q->cq[head];
+			uint16_t st =
+				__atomic_load_n(&cqe->status, __ATOMIC_ACQUIRE);
+			struct nvq_cmd *cmd;
+
+			if ((st & NVME_CQE_PHASE) != phase)
+				break;
+			seen++;
+			cmd = cqe_cmd(q, cqe->cid, cqe->sq_id, cqe->sq_head);
+			if (unlikely(!cmd)) {
+				bad++;
+			} else {
+				cmd->cpl_status = NVME_STATUS(st);
+				cmd->cpl_err = nvq_status_err(cmd->cpl_status);
+				cmd->cpl_result = cqe->result;
+				batch[n++] = cmd;
+			}
+			if (++head == q->cq_depth) {
+				head = 0;
+				phase ^= 1;
+			}
+		}
+		if (seen) {
+			__atomic_store_n(&q->cq_pos,
+					 head | (uint32_t)phase << 16,
+					 __ATOMIC_RELAXED);
+			ring_cq(q, head);
+			WRITE_ONCE(q->stat_completed, q->stat_completed + n);
+			if (unlikely(bad))
+				WRITE_ONCE(q->stat_bad, q->stat_bad + bad);
+		}
+		cq_unlock(q);
+
+		for (i = 0; i < n; i++)
+			done += finish(q, batch[i]);
+		budget -= n;
+		if (seen < REAP_BATCH || !budget)
+			break;
+	}
+	if (done)
+		__atomic_fetch_add(&q->reqs_done, (uint64_t)done,
+				   __ATOMIC_RELAXED);
+	return done;
+}
+
+bool nvq_queue_pending(const struct nvq_queue *q)
+{
+	uint32_t pos = __atomic_load_n(&q->cq_pos, __ATOMIC_RELAXED);
+	uint16_t head = (uint16_t)pos;
+	uint16_t st;
+
+	/* A stale position only ever errs towards "pending". */
+	if (head >= q->cq_depth)
+		return true;
+	st = __atomic_load_n(&q->cq[head].status, __ATOMIC_ACQUIRE);
+	return (st & NVME_CQE_PHASE) == (pos >> 16);
+}
+
+void nvq_queue_cancel(struct nvq_queue *q)
+{
+	uint32_t tag;
+	int done = 0;
+
+	for (tag = 0; tag < q->nr_tags; tag++) {
+		struct nvq_cmd *cmd = &q->cmds[tag];
+		uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_RELAXED);
+
+		if (!(st & NVQ_CMD_INFLIGHT))
+			continue;
+		__atomic_store_n(&cmd->state, cmd->cid, __ATOMIC_RELAXED);
+		cmd->cpl_err = -ECANCELED;
+		cmd->cpl_status = 0;
+		cmd->cpl_result = 0;
+		done += finish(q, cmd);
+	}
+	if (done)
+		__atomic_fetch_add(&q->reqs_done, (uint64_t)done,
+				   __ATOMIC_RELAXED);
+}
+
+static void deadline_ts(uint64_t deadline_ns, struct timespec *ts)
+{
+	ts->tv_sec = (time_t)(deadline_ns / 1000000000ull);
+	ts->tv_nsec = (long)(deadline_ns % 1000000000ull);
+}
+
+int nvq_vector_sleep(struct nvq_vector *v, struct nvq_queue *q,
+		     uint64_t deadline_ns)
+{
+	uint64_t gen;
+	int rc = 0;
+
+	pthread_mutex_lock(&v->lock);
+	/*
+	 * Checked under v->lock: a CQE that appears after this check raises
+	 * the vector, which wakes the sleeper, which bumps gen under v->lock
+	 * after we recorded it - so either we see the CQE here or the gen
+	 * change below.
+	 */
+	if (nvq_queue_pending(q)) {
+		pthread_mutex_unlock(&v->lock);
+		return 0;
+	}
+	if (!v->sleeper) {
+		struct pollfd pfd = { .fd = v->fd, .events = POLLIN };
+		uint64_t val;
+		int ms = -1, r;
+
+		v->sleeper = true;
+		pthread_mutex_unlock(&v->lock);
+		if (deadline_ns) {
+			uint64_t now = nvq_now_ns();
+
+			ms = 0;
+			if (deadline_ns > now) {
+				uint64_t left =
+					(deadline_ns - now + 999999) / 1000000;
+
+				ms = left > INT_MAX ? INT_MAX : (int)left;
+			}
+		}
+		r = poll(&pfd, 1, ms);
+		if (r > 0 && read(v->fd, &val, sizeof(val)) == sizeof(val))
+			__atomic_fetch_add(&q->stat_interrupts, 1,
+					   __ATOMIC_RELAXED);
+		if (r == 0)
+			rc = -ETIMEDOUT;
+		pthread_mutex_lock(&v->lock);
+		v->sleeper = false;
+		v->gen++;
+		pthread_cond_broadcast(&v->cond);
+		pthread_mutex_unlock(&v->lock);
+		return rc;
+	}
+
+	gen = v->gen;
+	while (v->gen == gen) {
+		if (deadline_ns) {
+			struct timespec ts;
+
+			deadline_ts(deadline_ns, &ts);
+			if (pthread_cond_timedwait(&v->cond, &v->lock, &ts) ==
+			    ETIMEDOUT) {
+				rc = -ETIMEDOUT;
+				break;
+			}
+		} else {
+			pthread_cond_wait(&v->cond, &v->lock);
+		}
+	}
+	pthread_mutex_unlock(&v->lock);
+	return rc;
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A queue pair: SQ and CQ rings, their doorbells (MMIO or shadow), command
+ * contexts and tags, and the reaping of completions.
+ *
+ * The structure has a submission half and a completion half, each on its
+ * own cache lines with its own lock (sq_lock, cq_lock): submitters never
+ * take cq_lock and completers never take sq_lock, so submission and
+ * completion on different CPUs do not serialise on each other (seed 002).
+ * Tags are shared by both sides through a lock-free stack (tags.h).
+ *
+ * Locking mode, chosen when the queue is created (checked once per batch):
+ *   NVQ_LOCK_SPLIT   sq_lock / cq_lock (shared queues, the default)
+ *   NVQ_LOCK_SINGLE  one lock for both halves, as the kernel did before the
+ *                    split; kept only so that a benchmark can compare
+ *   NVQ_LOCK_NONE    exclusive queues: at most one submitting thread and
+ *                    one completing thread at a time (they may differ: the
+ *                    halves share nothing but the tag stack)
+ */
+#ifndef NVQ_QUEUE_H
+#define NVQ_QUEUE_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nvq/nvq.h"
+#include "internal.h"
+#include "mem.h"
+#include "prp.h"
+#include "tags.h"
+
+struct nvq_transport;
+struct nvq_ctrl;
+struct nvq_vector;
+
+enum nvq_lock_mode {
+	NVQ_LOCK_SPLIT = 0,
+	NVQ_LOCK_SINGLE = 1,
+	NVQ_LOCK_NONE = 2,
+};
+
+/* The state word of a command context while the device owns it. */
+#define NVQ_CMD_INFLIGHT (1u << 16)
+
+/*
+ * Per-tag command context. A request that is split into several commands
+ * uses one context per command; the first ("lead") holds the request's
+ * callback and collects the outcome of all of them.
+ */
+struct nvq_cmd {
+	/* Built outside sq_lock, copied into the ring under it. */
+	struct nvme_sqe sqe;
+	nvq_cb cb;
+	void *arg;
+	struct nvq_cmd *lead;
+	struct nvq_cmd *next; /* next command of the same request */
+	uint32_t state; /* atomic: NVQ_CMD_INFLIGHT | cid while submitted */
+	uint16_t cid;
+	uint16_t gen;
+	/* Lead only: the request. */
+	uint32_t nr; /* commands in the request */
+	uint32_t remaining; /* atomic: commands not finished yet */
+	uint32_t failed; /* atomic: set by the first command that failed */
+	int err;
+	uint16_t status;
+	uint32_t result;
+	/* This command's own completion, filled in by the reaper. */
+	int cpl_err;
+	uint16_t cpl_status;
+	uint32_t cpl_result;
+	/* DMA blocks freed at completion. */
+	struct nvq_prp_lists prp;
+	void *dsm;
+	uint64_t dsm_iova;
+} __cacheline_aligned;
+
+struct nvq_queue {
+	/* ---- submission half: written by submitters under sq_lock ---- */
+	pthread_mutex_t sq_lock;
+	bool sq_locked; /* take sq_lock at all (not exclusive) */
+	uint16_t sq_tail;
+	uint16_t sq_db_last; /* tail value the device was last told */
+	uint32_t sq_db_off;
+	struct nvme_sqe *sq;
+	uint32_t *sq_shadow; /* shadow doorbell, NULL when not in use */
+	uint32_t *sq_eventidx;
+	struct nvq_transport *t;
+	uint64_t stat_submitted;
+	uint64_t stat_doorbells;
+	uint64_t reqs_submitted;
+	/* IOVA cache for exclusive queues (shared ones use per-thread). */
+	struct nvq_mem_cache mcache;
+
+	/* ---- read-mostly, set at creation ---- */
+	struct nvq_cmd *cmds __cacheline_aligned;
+	struct nvq_pools *pools;
+	struct nvq_ctrl *ctrl;
+	struct nvq_vector *vec;
+	uint32_t nr_tags;
+	uint16_t tag_mask;
+	uint8_t tag_bits;
+	uint16_t qid;
+	uint32_t depth;
+	enum nvq_mode mode;
+	enum nvq_lock_mode lock_mode;
+	int node;
+	void *sq_mem, *cq_mem; /* ring allocations, freed by the owner */
+	uint32_t *tag_next;
+
+	/* ---- the tag stack: written by both sides ---- */
+	struct nvq_tags tags __cacheline_aligned;
+
+	/* ---- completion half: written by completers under cq_lock ---- */
+	pthread_mutex_t cq_lock __cacheline_aligned;
+	pthread_mutex_t *cq_lockp; /* &cq_lock, or &sq_lock in single mode */
+	bool cq_locked;
+	uint16_t cq_db_last;
+	uint32_t cq_depth;
+	/* head | phase << 16, atomic so waiters can peek without the lock */
+	uint32_t cq_pos;
+	uint32_t cq_db_off;
+	struct nvme_cqe *cq;
+	uint32_t *cq_shadow;
+	uint32_t *cq_eventidx;
+	struct nvq_transport *cq_t;
+	uint64_t stat_completed;
+	uint64_t stat_bad;
+	uint64_t stat_interrupts; /* atomic add: bumped outside cq_lock */
+	uint64_t reqs_done; /* atomic add: bumped after callbacks */
+};
+
+/* What nvq_queue_create() needs; memory is owned by the caller. */
+struct nvq_queue_params {
+	struct nvq_transport *t;
+	struct nvq_ctrl *ctrl; /* back pointer, may be NULL in tests */
+	struct nvq_pools *pools; /* PRP lists and DSM ranges */
+	uint16_t qid;
+	uint32_t depth; /* entries per ring, 2..65536 */
+	uint32_t dstrd; /* CAP.DSTRD */
+	void *sq; /* depth * 64 bytes, zeroed */
+	void *cq; /* depth * 16 bytes, zeroed */
+	uint32_t *dbbuf_db; /* shadow doorbell page or NULL */
+	uint32_t *dbbuf_ei; /* EventIdx page or NULL */
+	enum nvq_lock_mode lock_mode;
+	enum nvq_mode mode;
+	int node;
+};
+
+/*
+ * One interrupt vector and the queues whose CQs signal it. In WAIT mode
+ * the threads sleeping on queues of one vector take turns: one sleeps in
+ * poll(2) on the eventfd, the rest on a condition variable that it
+ * broadcasts when it wakes, so that a wakeup consumed by one waiter is
+ * never lost for a waiter of another queue. In THREAD mode a completion
+ * thread owns the eventfd.
+ */
+struct nvq_vector {
+	unsigned int index;
+	int fd; /* the transport's eventfd, -1 if none */
+	int cpu; /* irq_cpu(), -1 if unknown */
+	unsigned int nr_queues;
+	struct nvq_queue **queues;
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* CLOCK_MONOTONIC */
+	bool sleeper; /* a thread is in poll() on fd */
+	uint64_t gen; /* bumped each time the sleeper wakes */
+	/* THREAD mode */
+	pthread_t thread;
+	bool thread_running;
+	int stop_fd;
+};
+
+/*
+ * Create a queue pair in host memory (the device learns of it through the
+ * Create I/O CQ/SQ commands, which are the caller's business).
+ */
+int nvq_queue_create(const struct nvq_queue_params *p, struct nvq_queue **q);
+
+/* Free what nvq_queue_create() allocated (not the rings). */
+void nvq_queue_destroy(struct nvq_queue *q);
+
+/*
+ * Reserve @n command contexts, linked through ->next from the returned
+ * lead, each with a fresh CID in ->cid. NULL when not enough tags are free
+ * (then nothing stays reserved). Any thread.
+ */
+struct nvq_cmd *nvq_queue_get_cmds(struct nvq_queue *q, unsigned int n);
+
+/* Give back contexts reserved by nvq_queue_get_cmds() and never posted. */
+void nvq_queue_put_cmds(struct nvq_queue *q, struct nvq_cmd *lead);
+
+/*
+ * Copy the prepared SQEs of the request @lead into the SQ and, unless
+ * @flags has NVQ_IO_MORE, ring the doorbell. The lead's cb/arg must be set.
+ */
+void nvq_queue_post(struct nvq_queue *q, struct nvq_cmd *lead,
+		    unsigned int flags);
+
+/* Ring the SQ doorbell for posted commands the device was not told of. */
+void nvq_queue_ring(struct nvq_queue *q);
+
+/*
+ * Consume up to @max CQEs (0 = all there are), then run the callbacks of
+ * the requests they finish outside the lock. Returns the number of
+ * requests finished (callbacks run).
+ */
+int nvq_queue_reap(struct nvq_queue *q, unsigned int max);
+
+/* Whether a CQE is waiting at the CQ head (a lock-free peek). */
+bool nvq_queue_pending(const struct nvq_queue *q);
+
+/*
+ * Finish every command still owned by the device with -ECANCELED. Only
+ * when the device can no longer complete or DMA (after shutdown/reset).
+ */
+void nvq_queue_cancel(struct nvq_queue *q);
+
+/*
+ * WAIT mode: sleep until the vector of @q fires, a CQE is pending on @q or
+ * @deadline_ns (nvq_now_ns() clock; 0 = none) passes. Returns 0, or
+ * -ETIMEDOUT.
+ */
+int nvq_vector_sleep(struct nvq_vector *v, struct nvq_queue *q,
+		     uint64_t deadline_ns);
+
+/* THREAD mode: start / stop-and-join the completion thread of @v. */
+int nvq_cthread_start(struct nvq_vector *v);
+void nvq_cthread_stop(struct nvq_vector *v);
+
+/* Map a completion status field to the errno a callback sees. */
+static inline int nvq_status_err(uint16_t status)
+{
+	if (likely(!(status & 0x7ff)))
+		return 0;
+	if (NVME_SCT(status) == NVME_SCT_GENERIC &&
+	    NVME_SC(status) == NVME_SC_ABORT_QUEUE)
+		return -ECANCELED;
+	return -EIO;
+}
+
+#endif /* NVQ_QUEUE_H */

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+/* Device URIs: which transport a URI names. */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+#include "transport.h"
+
+#define ACCEPTED "emu:[key=val,...] or vfio:DDDD:BB:DD.F"
+
+int nvq_transport_open(const char *uri, struct nvq_transport **t)
+{
+	if (!uri || !t)
+		return nvq_err(-EINVAL,
+			       "no device URI given (use " ACCEPTED ")");
+	if (!strncmp(uri, "emu:", 4))
+		return nvq_emu_transport_open(uri + 4, t);
+	if (!strncmp(uri, "vfio:", 5))
+		return nvq_err(-ENOTSUP, "%s: vfio transport not available yet",
+			       uri);
+	return nvq_err(-EINVAL, "unknown device URI '%s' (use " ACCEPTED ")",
+		       uri);
+}

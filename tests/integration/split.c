@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Splitting at MDTS: a request of k * MDTS + 1 block becomes k + 1
+ * commands (queue stats), completes once, and moves the right data; a
+ * request needing more commands than the queue has slots is -E2BIG; one
+ * needing more than are free is -EAGAIN with nothing submitted.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "check.h"
+
+static void test_counts(const char *uri, uint32_t mdts_bytes)
+{
+	struct nvq_ctrl *c = open_or_die(uri, NULL);
+	struct nvq_queue *q = nvq_queue_get(c, 0);
+	struct nvq_ns_info info;
+	struct nvq_queue_stats a, b;
+	struct cb_count cnt = { 0 };
+	char *w, *rd;
+	uint32_t k, per, lbsz;
+	int calls = 0;
+
+	CHECK_OK(nvq_ns_info(c, 1, &info));
+	CHECK_EQ(nvq_max_transfer(c), mdts_bytes);
+	CHECK_EQ(info.max_transfer, mdts_bytes);
+	lbsz = info.lba_size;
+	per = mdts_bytes / lbsz;
+	w = nvq_dma_alloc(c, 8 * mdts_bytes, -1);
+	rd = nvq_dma_alloc(c, 8 * mdts_bytes, -1);
+	CHECK(w && rd);
+
+	for (k = 0; k <= 5; k++) {
+		uint32_t nlb = k * per + 1;
+		size_t len = (size_t)nlb * lbsz;
+
+		/* Write: k + 1 commands, one callback. */
+		fill_pattern(w, len, k + 100);
+		nvq_queue_stats(q, &a);
+		CHECK_OK(nvq_write(q, 1, w, 7, nlb, 0, count_cb, &cnt));
+		nvq_queue_stats(q, &b);
+		CHECK_EQ(b.submitted - a.submitted, k + 1);
+		reap_until(q, &cnt, ++calls);
+		CHECK_EQ(cnt.err, 0);
+		nvq_queue_stats(q, &b);
+		CHECK_EQ(b.completed - a.completed, k + 1);
+		CHECK_EQ(cnt.calls, calls);
+
+		/* Exactly k * MDTS: k commands (1 for k = 0 is nlb 1). */
+		if (k) {
+			nvq_queue_stats(q, &a);
+			CHECK_OK(nvq_read(q, 1, rd, 7, k * per, 0, count_cb,
+					  &cnt));
+			nvq_queue_stats(q, &b);
+			CHECK_EQ(b.submitted - a.submitted, k);
+			reap_until(q, &cnt, ++calls);
+		}
+
+		/* Read back through a buffer with a PRP1 offset. */
+		memset(rd, 0, len + 8);
+		nvq_queue_stats(q, &a);
+		CHECK_OK(nvq_read(q, 1, rd + 8, 7, nlb, 0, count_cb, &cnt));
+		nvq_queue_stats(q, &b);
+		CHECK_EQ(b.submitted - a.submitted, k + 1);
+		reap_until(q, &cnt, ++calls);
+		CHECK_EQ(cnt.err, 0);
+		CHECK(!memcmp(rd + 8, w, len));
+	}
+	CHECK_EQ(cnt.calls, calls);
+	nvq_dma_free(c, w);
+	nvq_dma_free(c, rd);
+	nvq_close(c);
+}
+
+static void test_slots(void)
+{
+	struct nvq_opts o;
+	struct nvq_ctrl *c;
+	struct nvq_queue *q;
+	struct nvq_queue_stats a, b;
+	struct cb_count cnt = { 0 }, held = { 0 };
+	char *buf;
+
+	/* Depth 4: three command slots. MDTS 1: 8 KiB = 2 blocks. */
+	nvq_opts_init(&o);
+	o.nr_queues = 1;
+	o.queue_depth = 4;
+	c = open_or_die("emu:size=4M,mdts=1,lat=50ms", &o);
+	q = nvq_queue_get(c, 0);
+	buf = nvq_dma_alloc(c, 65536, -1);
+	CHECK(buf);
+
+	/* Four commands never fit. */
+	CHECK_EQ(nvq_read(q, 1, buf, 0, 7, 0, count_cb, &cnt), -E2BIG);
+	CHECK_MSG("3 slots");
+	/* Three do. */
+	CHECK_OK(nvq_read(q, 1, buf, 0, 6, 0, count_cb, &cnt));
+	reap_until(q, &cnt, 1);
+
+	/* Two slots busy (50 ms device latency keeps them so), then a
+	 * request for two more: -EAGAIN and nothing submitted. */
+	CHECK_OK(nvq_read(q, 1, buf, 0, 1, 0, count_cb, &held));
+	CHECK_OK(nvq_read(q, 1, buf, 1, 1, 0, count_cb, &held));
+	nvq_queue_stats(q, &a);
+	CHECK_EQ(nvq_read(q, 1, buf, 0, 3, 0, count_cb, &cnt), -EAGAIN);
+	nvq_queue_stats(q, &b);
+	CHECK_EQ(b.submitted, a.submitted);
+	CHECK_EQ(nvq_queue_inflight(q), 2);
+	/* One slot is still free for a one-command request. */
+	CHECK_OK(nvq_read(q, 1, buf, 2, 2, 0, count_cb, &cnt));
+	CHECK_EQ(nvq_read(q, 1, buf, 2, 1, 0, count_cb, &cnt), -EAGAIN);
+	reap_until(q, &held, 2);
+	reap_until(q, &cnt, 2);
+	/* After reaping, the split fits. */
+	CHECK_OK(nvq_read(q, 1, buf, 0, 3, 0, count_cb, &cnt));
+	reap_until(q, &cnt, 3);
+	CHECK_EQ(cnt.err, 0);
+	CHECK_EQ(held.err, 0);
+	nvq_dma_free(c, buf);
+	nvq_close(c);
+}
+
+int main(void)
+{
+	test_counts("emu:size=8M,mdts=1", 8192);
+	test_counts("emu:size=8M,mdts=2", 16384);
+	test_counts("emu:size=8M,mdts=2,lbads=9", 16384);
+	test_slots();
+	printf("split: ok\n");
+	return 0;
+}
