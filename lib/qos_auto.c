@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The "auto" CPU latency limit, read off the machine's cpuidle tables.
+ *
+ * Menu, teo and ladder skip every state whose exit latency exceeds the
+ * limit, so a limit just above the shallowest state that really idles
+ * keeps that cheap state and forbids the deep ones: most of the power
+ * saving, little of the wake-up cost (what a PM maintainer suggested
+ * instead of polling). haltpoll looks only at whether the limit is 0, so
+ * there 0 is the only limit that does anything.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "qos.h"
+
+#define MAX_STATES 32
+
+struct idle_state {
+	char name[32];
+	unsigned long latency_us;
+	bool disabled;
+	bool poll;
+};
+
+static int read_line(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int read_ulong(const char *path, unsigned long *v)
+{
+	char buf[32], *end;
+	int err;
+
+	err = read_line(path, buf, sizeof(buf));
+	if (err)
+		return err;
+	errno = 0;
+	*v = strtoul(buf, &end, 10);
+	if (errno || end == buf || *end)
+		return -EINVAL;
+	return 0;
+}
+
+/* States of the first CPU that has any; returns how many (0: none). */
+static int read_states(const char *root, struct idle_state *st, int *cpu_out)
+{
+	char path[512];
+	unsigned long v;
+	struct stat sb;
+	int cpu, k, err;
+
+	for (cpu = 0; cpu < NVQ_QOS_MAX_CPUS; cpu++) {
+		snprintf(path, sizeof(path), "%s/devices/system/cpu/cpu%d",
+			 root, cpu);
+		if (stat(path, &sb))
+			break;
+		for (k = 0; k < MAX_STATES; k++) {
+			struct idle_state *s = &st[k];
+
+			snprintf(
+				path, sizeof(path),
+				"%s/devices/system/cpu/cpu%d/cpuidle/state%d/name",
+				root, cpu, k);
+			if (read_line(path, s->name, sizeof(s->name)))
+				break;
+			snprintf(
+				path, sizeof(path),
+				"%s/devices/system/cpu/cpu%d/cpuidle/state%d/latency",
+				root, cpu, k);
+			err = read_ulong(path, &s->latency_us);
+			if (err)
+				return err;
+			snprintf(
+				path, sizeof(path),
+				"%s/devices/system/cpu/cpu%d/cpuidle/state%d/disable",
+				root, cpu, k);
+			s->disabled = !read_ulong(path, &v) && v;
+			/* The kernel's polling loop, state0 on x86. */
+			s->poll = !strcasecmp(s->name, "POLL");
+		}
+		if (k) {
+			*cpu_out = cpu;
+			return k;
+		}
+	}
+	return 0;
+}
+
+static void append(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void append(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strnlen(buf, len);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+int nvq_qos_auto_pick(const char *root, int *limit_us, char *reason, size_t len)
+{
+	struct idle_state st[MAX_STATES];
+	const struct idle_state *shallow = NULL;
+	char gov[32] = "", path[512], r[256] = "";
+	int n, i, cpu = 0, limit, blocked = 0;
+
+	if (!root)
+		root = nvq_qos_be_root();
+	snprintf(path, sizeof(path),
+		 "%s/devices/system/cpu/cpuidle/current_governor", root);
+	if (read_line(path, gov, sizeof(gov))) {
+		snprintf(path, sizeof(path),
+			 "%s/devices/system/cpu/cpuidle/current_governor_ro",
+			 root);
+		if (read_line(path, gov, sizeof(gov)))
+			gov[0] = '\0';
+	}
+
+	if (!strcmp(gov, "haltpoll")) {
+		snprintf(r, sizeof(r),
+			 "cpuidle governor haltpoll honours only a limit of 0 "
+			 "(then it polls instead of halting): 0");
+		limit = 0;
+		goto out;
+	}
+	n = read_states(root, st, &cpu);
+	if (n < 0) {
+		snprintf(r, sizeof(r), "cannot read the cpuidle states: %s",
+			 strerror(-n));
+		limit = NVQ_QOS_OFF;
+		goto out;
+	}
+	if (!n) {
+		snprintf(r, sizeof(r),
+			 "no cpuidle states: the CPUs idle without cpuidle "
+			 "and no limit changes that: off");
+		limit = NVQ_QOS_OFF;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (st[i].poll || st[i].disabled)
+			continue;
+		if (!shallow || st[i].latency_us < shallow->latency_us)
+			shallow = &st[i];
+	}
+	if (!shallow) {
+		snprintf(
+			r, sizeof(r),
+			"cpu%d has no enabled idle state besides polling: nothing to limit: off",
+			cpu);
+		limit = NVQ_QOS_OFF;
+		goto out;
+	}
+	/* sysfs truncates exit latencies to whole us: one more keeps it. */
+	limit = (int)MIN(shallow->latency_us + 1,
+			 (unsigned long)NVQ_QOS_LIMIT_MAX);
+	snprintf(r, sizeof(r),
+		 "governor %s, cpu%d: %s (exit latency %lu us) stays allowed",
+		 gov[0] ? gov : "unknown", cpu, shallow->name,
+		 shallow->latency_us);
+	for (i = 0; i < n; i++) {
+		const struct idle_state *s = &st[i];
+
+		if (s == shallow || s->poll || s->disabled)
+			continue;
+		if (s->latency_us <= (unsigned long)limit) {
+			append(r, sizeof(r), ", %s (%lu us) too", s->name,
+			       s->latency_us);
+			continue;
+		}
+		append(r, sizeof(r), "%s %s (%lu us)",
+		       blocked++ ? "," : "; not allowed:", s->name,
+		       s->latency_us);
+	}
+	if (!blocked) {
+		snprintf(r, sizeof(r),
+			 "governor %s, cpu%d: %s (exit latency %lu us) is the "
+			 "deepest enabled state: a limit changes nothing: off",
+			 gov[0] ? gov : "unknown", cpu, shallow->name,
+			 shallow->latency_us);
+		limit = NVQ_QOS_OFF;
+		goto out;
+	}
+	append(r, sizeof(r), ": %d us", limit);
+out:
+	*limit_us = limit;
+	if (reason && len)
+		snprintf(reason, len, "%s", r);
+	return 0;
+}
