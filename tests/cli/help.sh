@@ -1,0 +1,38 @@
+#!/bin/bash
+# --help and -h of nvq and of every command exit 0 and print the usage.
+. "$(dirname "$0")/lib.sh"
+
+cmds="list id-ctrl id-ns read write flush write-zeroes trim"
+
+for args in "--help" "-h" "help"; do
+	if ok $args; then
+		for c in $cmds; do
+			grep -q "^  $c " "$TMP/out" ||
+				fail "nvq $args does not list '$c'"
+		done
+	fi
+done
+
+for c in $cmds; do
+	for h in "$c --help" "$c -h" "help $c"; do
+		if ok $h; then
+			head -1 "$TMP/out" | grep -q "^usage: nvq $c " ||
+				fail "nvq $h: no usage line: $(head -1 "$TMP/out")"
+		fi
+	done
+done
+
+# --help wins over missing arguments, as in nvme-cli
+ok read --help
+ok write emu: --help
+
+# COUNT is 1-based, unlike nvme-cli: the help must say so
+for c in read write write-zeroes trim; do
+	ok $c --help && grep -q "1-based" "$TMP/out" ||
+		fail "nvq $c --help does not document the 1-based COUNT"
+done
+
+ok --version && grep -Eq '^nvq [0-9]' "$TMP/out" ||
+	fail "nvq --version: $(cat "$TMP/out")"
+
+finish
