@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* cpuidle residency from a fake sysfs tree, and getrusage sampling. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "cpustat.h"
+
+static char root[256];
+
+static void put(const char *rel, const char *text)
+{
+	char path[512], dir[512], *slash;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(dir, sizeof(dir), "%s", path);
+	/* mkdir -p of the parent */
+	for (slash = dir + strlen(root) + 1; (slash = strchr(slash, '/'));
+	     slash++) {
+		*slash = '\0';
+		mkdir(dir, 0755);
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+static void state(int cpu, int k, const char *name, unsigned long long t)
+{
+	char rel[128], val[32];
+
+	snprintf(rel, sizeof(rel), "cpu%d/cpuidle/state%d/name", cpu, k);
+	put(rel, name);
+	snprintf(rel, sizeof(rel), "cpu%d/cpuidle/state%d/time", cpu, k);
+	snprintf(val, sizeof(val), "%llu\n", t);
+	put(rel, val);
+}
+
+int main(void)
+{
+	struct perf_idle_snap a, b;
+	struct perf_idle r;
+	struct perf_cpu_snap c0, c1;
+	char cmd[300];
+	volatile double x = 0;
+	int i;
+
+	snprintf(root, sizeof(root), "/tmp/nvq-perf-cpustat.%d", getpid());
+	mkdir(root, 0755);
+	/* cpu10 sorts after cpu2 numerically; cpufreq is not a CPU. */
+	state(0, 0, "POLL\n", 1000);
+	state(0, 1, "C6\n", 50000);
+	state(2, 0, "POLL\n", 0);
+	state(2, 1, "C6\n", 0);
+	state(10, 0, "POLL\n", 0);
+	state(10, 1, "C6\n", 0);
+	put("cpufreq/policy0/x", "1");
+	put("cpu3/online", "0");
+
+	CHECK(perf_idle_snapshot(&a, root) == 0);
+	CHECK(a.nr_cpus == 3 && a.nr_states == 2);
+	CHECK(a.cpu[0] == 0 && a.cpu[1] == 2 && a.cpu[2] == 10);
+	CHECK(!strcmp(a.names[0], "POLL") && !strcmp(a.names[1], "C6"));
+
+	/* 100 ms later: cpu0 25 ms in C6, cpu2 50 ms, cpu10 100 ms in POLL */
+	state(0, 0, "POLL\n", 1000);
+	state(0, 1, "C6\n", 75000);
+	state(2, 1, "C6\n", 50000);
+	state(10, 0, "POLL\n", 100000);
+	CHECK(perf_idle_snapshot(&b, root) == 0);
+	CHECK(perf_idle_diff(&a, &b, 100000000ull, &r) == 0);
+	CHECK(fabs(r.pct[0 * 2 + 1] - 25) < 1e-9);
+	CHECK(fabs(r.pct[1 * 2 + 1] - 50) < 1e-9);
+	CHECK(fabs(r.pct[2 * 2 + 0] - 100) < 1e-9);
+	CHECK(fabs(r.avg[1] - 25) < 1e-9);
+	CHECK(fabs(r.avg[0] - 100.0 / 3) < 1e-9);
+	CHECK(r.nr_cpus == 3 && r.cpu[2] == 10 && !strcmp(r.names[1], "C6"));
+	perf_idle_free(&r);
+
+	/* Snapshots of different CPU sets do not diff. */
+	state(11, 0, "POLL\n", 0);
+	perf_idle_snap_free(&b);
+	CHECK(perf_idle_snapshot(&b, root) == 0 && b.nr_cpus == 4);
+	CHECK(perf_idle_diff(&a, &b, 1000, &r) == -EINVAL);
+	perf_idle_snap_free(&a);
+	perf_idle_snap_free(&b);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CHECK(system(cmd) == 0);
+	/* No cpuidle at all. */
+	CHECK(perf_idle_snapshot(&a, "/nonexistent-nvq") == -ENOENT);
+
+	/* CPU time moves forward while we burn some. */
+	perf_cpu_snapshot(&c0);
+	for (i = 0; i < 20000000; i++)
+		x += i * 0.5;
+	perf_cpu_snapshot(&c1);
+	CHECK(c1.usr_ns + c1.sys_ns > c0.usr_ns + c0.sys_ns);
+	CHECK_DONE();
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reports from synthetic results: the JSON document parses with
+ * `python3 -m json.tool` and carries fio's field names, the SVG parses
+ * with python3's xml.etree and has one labelled curve per configuration,
+ * the text report and the compare table have their parts, medians are
+ * medians.
+ */
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "compare.h"
+#include "options.h"
+#include "plot.h"
+#include "report.h"
+
+static char err[512];
+
+static void fill(struct perf_result *r, const struct perf_config *cfg,
+		 unsigned int ci, unsigned int round, uint64_t base)
+{
+	unsigned int i;
+
+	perf_result_init(r);
+	r->cfg = cfg;
+	r->config_index = ci;
+	r->round = round;
+	snprintf(r->model, sizeof(r->model), "nvq emulated controller");
+	r->nsid = 1;
+	r->lba_size = 4096;
+	r->ns_bytes = 1 << 30;
+	r->nr_queues = 2;
+	r->runtime_ns = 2000000000ull;
+	r->wall_ns = 2000000000ull;
+	r->usr_pct = 50;
+	r->sys_pct = 3;
+	for (i = 0; i < 10000; i++) {
+		struct perf_dir_stats *d = &r->dir[i % 4 ? 0 : 1];
+
+		perf_hist_add(&d->slat, 100 + i % 50);
+		perf_hist_add(&d->clat, base + (i * 7919) % (base * 3));
+		perf_hist_add(&d->lat, base + 100 + (i * 7919) % (base * 3));
+		d->ios++;
+		d->bytes += 4096;
+	}
+	r->bw[PERF_DIR_ALL].samples = 20;
+	r->bw[PERF_DIR_ALL].min = 10e6;
+	r->bw[PERF_DIR_ALL].max = 30e6;
+	r->bw[PERF_DIR_ALL].mean = 20e6;
+	r->bw[0] = r->bw[PERF_DIR_ALL];
+	r->iops[0].samples = 20;
+	r->iops[0].min = 3000;
+	r->iops[0].max = 6000;
+	r->iops[0].mean = 5000;
+	r->have_idle = true;
+	r->idle.nr_cpus = 2;
+	r->idle.nr_states = 2;
+	r->idle.cpu = calloc(2, sizeof(int));
+	r->idle.cpu[1] = 1;
+	r->idle.names = calloc(2, sizeof(*r->idle.names));
+	strcpy(r->idle.names[0], "POLL");
+	strcpy(r->idle.names[1], "haltpoll idle");
+	r->idle.pct = calloc(4, sizeof(double));
+	r->idle.avg = calloc(2, sizeof(double));
+	r->idle.pct[1] = 10 * round;
+	r->idle.avg[1] = 5 * round;
+}
+
+static int run_python(const char *code, const char *path)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd), "python3 -c '%s' '%s'", code, path);
+	return system(cmd);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	static char buf[1 << 20];
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static const char *json_check =
+	"import json,sys\n"
+	"d=json.load(open(sys.argv[1]))\n"
+	"jobs=d[\"jobs\"]\n"
+	"assert len(jobs)==int(sys.argv[2] if len(sys.argv)>2 else len(jobs))\n"
+	"for j in jobs:\n"
+	"  for k in (\"jobname\",\"job options\",\"read\",\"write\",\"usr_cpu\",\"sys_cpu\"):\n"
+	"    assert k in j, k\n"
+	"  r=j[\"read\"]\n"
+	"  for k in (\"io_bytes\",\"bw_bytes\",\"iops\",\"runtime\",\"bw\",\"total_ios\"):\n"
+	"    assert k in r, k\n"
+	"  for l in (\"slat_ns\",\"clat_ns\",\"lat_ns\"):\n"
+	"    for k in (\"min\",\"max\",\"mean\",\"stddev\",\"N\"):\n"
+	"      assert k in r[l], (l,k)\n"
+	"    p=r[l][\"percentile\"]\n"
+	"    for k in (\"1.000000\",\"50.000000\",\"99.000000\",\"99.900000\",\"99.990000\"):\n"
+	"      assert k in p, k\n"
+	"  assert r[\"io_bytes\"]==7500*4096, r[\"io_bytes\"]\n"
+	"  assert r[\"runtime\"]==2000\n"
+	"  assert abs(r[\"iops\"]-3750)<1e-6\n"
+	"  c=r[\"clat_ns\"]\n"
+	"  assert c[\"min\"]<=c[\"percentile\"][\"50.000000\"]<=c[\"max\"]\n"
+	"  assert j[\"cpuidle\"][\"mean\"][\"haltpoll idle\"]>0\n"
+	"if \"compare\" in d:\n"
+	"  for c in d[\"compare\"][\"configs\"]:\n"
+	"    assert c[\"median\"][\"clat_p99_ns\"]>0\n"
+	"    assert \"haltpoll idle\" in c[\"median\"][\"cpuidle\"]\n";
+
+static const char *svg_check =
+	"import sys,xml.etree.ElementTree as E\n"
+	"t=E.parse(sys.argv[1]).getroot()\n"
+	"ns=\"{http://www.w3.org/2000/svg}\"\n"
+	"assert t.tag==ns+\"svg\", t.tag\n"
+	"assert len(t.findall(\".//\"+ns+\"polyline\"))==2\n"
+	"txt=\" \".join(x.text or \"\" for x in t.iter(ns+\"text\"))\n"
+	"assert \"A: --mode poll <&>\" in txt, txt\n"
+	"assert \"B: --mode wait\" in txt\n"
+	"assert \"100us\" in txt and \"1ms\" in txt and \"%\" in txt\n";
+
+static void json_python(const char *path, unsigned int jobs)
+{
+	char cmd[4096];
+	FILE *f;
+
+	/* json.tool first: the acceptance criterion of the issue. */
+	snprintf(cmd, sizeof(cmd), "python3 -m json.tool '%s' >/dev/null",
+		 path);
+	CHECK(system(cmd) == 0);
+	f = fopen("/tmp/nvq-perf-json-check.py", "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs(json_check, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "python3 /tmp/nvq-perf-json-check.py '%s' %u", path, jobs);
+	CHECK(system(cmd) == 0);
+	unlink("/tmp/nvq-perf-json-check.py");
+}
+
+int main(void)
+{
+	char *argv[] = {
+		"nvq-perf", "--compare", "--mode poll -d 'emu:<&>';--mode wait",
+		"--rounds", "3",	 NULL
+	};
+	char *argv1[] = { "nvq-perf", NULL };
+	struct perf_result res[6];
+	struct perf_opts o, o1;
+	struct perf_curve curves[2];
+	struct perf_row rows[4], med;
+	char path[256], *text;
+	double v[4] = { 4, 1, 3, 2 };
+	unsigned int i;
+	FILE *f;
+
+	CHECK(perf_opts_parse(&o, 5, argv, err, sizeof(err)) == 0);
+	CHECK(perf_opts_parse(&o1, 1, argv1, err, sizeof(err)) == 0);
+	for (i = 0; i < 6; i++)
+		fill(&res[i], &o.configs[i % 2], i % 2, i / 2 + 1,
+		     i % 2 ? 500000 : 50000);
+
+	/* Single-run JSON and text. */
+	res[0].cfg = &o1.configs[0];
+	snprintf(path, sizeof(path), "/tmp/nvq-perf-report.%d.json", getpid());
+	f = fopen(path, "w");
+	CHECK(f && perf_report_json(f, &o1, res, 1) == 0);
+	fclose(f);
+	json_python(path, 1);
+	text = slurp(path);
+	CHECK(text && strstr(text, "\"fio version\""));
+
+	f = fopen(path, "w");
+	perf_report_text(f, &res[0]);
+	fclose(f);
+	text = slurp(path);
+	CHECK(text && strstr(text, "read: IOPS=3750"));
+	CHECK(text && strstr(text, "write: IOPS="));
+	CHECK(text && strstr(text, "clat percentiles (usec)"));
+	CHECK(text && strstr(text, "99.99th=["));
+	CHECK(text && strstr(text, "slat (nsec): min=100, max=149"));
+	CHECK(text && strstr(text, "haltpoll idle="));
+	CHECK(text && strstr(text, "cpu1: "));
+	res[0].cfg = &o.configs[0];
+
+	/* Compare JSON and table. */
+	f = fopen(path, "w");
+	CHECK(f && perf_report_json(f, &o, res, 6) == 0);
+	fclose(f);
+	json_python(path, 6);
+	f = fopen(path, "w");
+	perf_compare_print(f, &o, res, 6);
+	fclose(f);
+	text = slurp(path);
+	CHECK(text && strstr(text, "A: --mode poll -d 'emu:<&>'"));
+	CHECK(text && strstr(text, "haltpoll idle%"));
+	CHECK(text && strstr(text, "A      median"));
+	CHECK(text && strstr(text, "B      median"));
+	unlink(path);
+
+	/* Medians. */
+	CHECK(perf_median(v, 4) == 2.5);
+	CHECK(perf_median(v, 3) == 2); /* of the sorted 1 2 3 */
+	for (i = 0; i < 3; i++)
+		perf_row_from_result(&res[2 * i], res[0].idle.names, 2,
+				     &rows[i]);
+	perf_row_median(rows, 3, &med);
+	CHECK(fabs(med.idle[1] - 10) < 1e-9); /* rounds 1 2 3: 5 10 15 */
+	CHECK(fabs(med.iops - 5000) < 1e-6);
+	CHECK(med.clat_max == rows[0].clat_max);
+
+	/* SVG: one curve per configuration, labels escaped. */
+	snprintf(path, sizeof(path), "/tmp/nvq-perf-plot.%d.svg", getpid());
+	curves[0].label = "A: --mode poll <&>";
+	curves[0].h = &res[0].dir[0].clat;
+	curves[1].label = "B: --mode wait";
+	curves[1].h = &res[1].dir[0].clat;
+	CHECK(perf_plot_svg(path, curves, 2, "test \"plot\"", err,
+			    sizeof(err)) == 0);
+	CHECK(run_python(svg_check, path) == 0);
+	unlink(path);
+	CHECK(perf_plot_svg("/nonexistent-dir/x.svg", curves, 2, "t", err,
+			    sizeof(err)) < 0);
+	CHECK(strstr(err, "--plot") != NULL);
+
+	for (i = 0; i < 6; i++)
+		perf_result_free(&res[i]);
+	perf_opts_free(&o);
+	perf_opts_free(&o1);
+	CHECK_DONE();
+}

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/* --compare tables and medians. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "format.h"
+
+char perf_config_letter(unsigned int i)
+{
+	return (char)('A' + i % 26);
+}
+
+void perf_row_from_result(const struct perf_result *r,
+			  char (*names)[PERF_IDLE_NAME], unsigned int nr_names,
+			  struct perf_row *row)
+{
+	struct perf_dir_stats all;
+	unsigned int d, k, s;
+	uint64_t bytes = 0, ios = 0;
+	double secs = (double)r->runtime_ns / 1e9;
+
+	memset(row, 0, sizeof(*row));
+	memset(&all, 0, sizeof(all));
+	perf_hist_init(&all.slat);
+	perf_hist_init(&all.clat);
+	perf_hist_init(&all.lat);
+	for (d = 0; d < PERF_NR_DIRS; d++) {
+		perf_result_merge_dirs(&all, &r->dir[d]);
+		bytes += r->dir[d].bytes;
+		ios += r->dir[d].ios;
+	}
+	if (secs > 0) {
+		row->iops = (double)ios / secs;
+		row->bw_avg = (double)bytes / secs / 1048576.0;
+	}
+	/* min-avg-max of the same samples, when there are any */
+	if (r->bw[PERF_DIR_ALL].samples)
+		row->bw_avg = r->bw[PERF_DIR_ALL].mean / 1048576.0;
+	row->bw_min = r->bw[PERF_DIR_ALL].min / 1048576.0;
+	row->bw_max = r->bw[PERF_DIR_ALL].max / 1048576.0;
+	row->slat_max = (double)all.slat.max;
+	row->clat_max = (double)all.clat.max;
+	row->lat_max = (double)all.lat.max;
+	row->clat_p50 = (double)perf_hist_percentile(&all.clat, 50);
+	row->clat_p99 = (double)perf_hist_percentile(&all.clat, 99);
+	row->clat_p999 = (double)perf_hist_percentile(&all.clat, 99.9);
+	row->usr = r->usr_pct;
+	row->sys = r->sys_pct;
+	row->nr_idle = nr_names < PERF_ROW_MAX_IDLE ? nr_names :
+						      PERF_ROW_MAX_IDLE;
+	for (k = 0; k < row->nr_idle; k++) {
+		if (!r->have_idle)
+			continue;
+		for (s = 0; s < r->idle.nr_states; s++)
+			if (!strcmp(r->idle.names[s], names[k]))
+				row->idle[k] = r->idle.avg[s];
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double perf_median(double *v, unsigned int n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void perf_row_median(const struct perf_row *rows, unsigned int n,
+		     struct perf_row *out)
+{
+	/* A row is an array of doubles plus nr_idle; take each field. */
+#define MED(field)                              \
+	do {                                    \
+		for (i = 0; i < n; i++)         \
+			v[i] = rows[i].field;   \
+		out->field = perf_median(v, n); \
+	} while (0)
+	double *v;
+	unsigned int i, k;
+
+	memset(out, 0, sizeof(*out));
+	if (!n)
+		return;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return;
+	MED(iops);
+	MED(bw_min);
+	MED(bw_avg);
+	MED(bw_max);
+	MED(slat_max);
+	MED(clat_max);
+	MED(lat_max);
+	MED(clat_p50);
+	MED(clat_p99);
+	MED(clat_p999);
+	MED(usr);
+	MED(sys);
+	out->nr_idle = rows[0].nr_idle;
+	for (k = 0; k < out->nr_idle; k++)
+		MED(idle[k]);
+	free(v);
+#undef MED
+}
+
+unsigned int perf_compare_idle_names(const struct perf_result *res,
+				     unsigned int nres,
+				     char (**names)[PERF_IDLE_NAME])
+{
+	unsigned int i;
+
+	for (i = 0; i < nres; i++) {
+		if (res[i].have_idle) {
+			*names = res[i].idle.names;
+			return res[i].idle.nr_states < PERF_ROW_MAX_IDLE ?
+				       res[i].idle.nr_states :
+				       PERF_ROW_MAX_IDLE;
+		}
+	}
+	*names = NULL;
+	return 0;
+}
+
+/* Idle columns are as wide as their state name, at least 8. */
+static int idle_width(char (*names)[PERF_IDLE_NAME], unsigned int k)
+{
+	int w = (int)strlen(names[k]) + 1;
+
+	return w < 8 ? 8 : w;
+}
+
+static void print_row(FILE *f, const char *cfg, const char *round,
+		      const struct perf_row *r, char (*names)[PERF_IDLE_NAME])
+{
+	char iops[16], s[16], c[16], l[16], p50[16], p99[16], p999[16];
+	char bw[48];
+	unsigned int k;
+
+	snprintf(bw, sizeof(bw), "%.0f-%.0f-%.0f", r->bw_min, r->bw_avg,
+		 r->bw_max);
+	fprintf(f, "%-6s %-6s %8s %20s %9s %9s %9s %9s %9s %9s %6.1f %6.1f",
+		cfg, round, perf_fmt_count(iops, sizeof(iops), r->iops), bw,
+		perf_fmt_ns(s, sizeof(s), r->slat_max),
+		perf_fmt_ns(c, sizeof(c), r->clat_max),
+		perf_fmt_ns(l, sizeof(l), r->lat_max),
+		perf_fmt_ns(p50, sizeof(p50), r->clat_p50),
+		perf_fmt_ns(p99, sizeof(p99), r->clat_p99),
+		perf_fmt_ns(p999, sizeof(p999), r->clat_p999), r->usr, r->sys);
+	for (k = 0; k < r->nr_idle; k++)
+		fprintf(f, " %*.1f", idle_width(names, k), r->idle[k]);
+	fputc('\n', f);
+}
+
+void perf_compare_print(FILE *f, const struct perf_opts *o,
+			const struct perf_result *res, unsigned int nres)
+{
+	char(*names)[PERF_IDLE_NAME] = NULL;
+	unsigned int nn = perf_compare_idle_names(res, nres, &names);
+	unsigned int i, c, k, n;
+	struct perf_row *rows;
+	char cfgname[8], round[16], bs[16];
+	const struct perf_config *b = &o->configs[0];
+
+	rows = calloc(nres ? nres : 1, sizeof(*rows));
+	if (!rows)
+		return;
+	fprintf(f,
+		"nvq-perf: %u configuration%s x %u round%s (%s, bs=%s, "
+		"qd=%u, threads=%u, mode=%s, on %s)\n",
+		o->nr_configs, o->nr_configs == 1 ? "" : "s", o->rounds,
+		o->rounds == 1 ? "" : "s", perf_rw_name(b->rw),
+		perf_fmt_bytes(bs, sizeof(bs), b->bs), b->qd, b->threads,
+		perf_mode_name(b->mode), b->uri);
+	for (c = 0; c < o->nr_configs; c++)
+		fprintf(f, "  %c: %s\n", perf_config_letter(c),
+			o->configs[c].label ? o->configs[c].label :
+					      "(the options above)");
+	fprintf(f, "\n%-6s %-6s %8s %20s %9s %9s %9s %9s %9s %9s %6s %6s",
+		"config", "round", "IOPS", "MiB/s min-avg-max", "slat max",
+		"clat max", "lat max", "clat p50", "p99", "p99.9", "usr%",
+		"sys%");
+	for (k = 0; k < nn; k++) {
+		/* Idle columns carry the real state name, e.g. "C6%". */
+		char h[PERF_IDLE_NAME + 2];
+
+		snprintf(h, sizeof(h), "%s%%", names[k]);
+		fprintf(f, " %*s", idle_width(names, k), h);
+	}
+	fputc('\n', f);
+	for (i = 0; i < nres; i++) {
+		perf_row_from_result(&res[i], names, nn, &rows[i]);
+		snprintf(cfgname, sizeof(cfgname), "%c",
+			 perf_config_letter(res[i].config_index));
+		snprintf(round, sizeof(round), "%u", res[i].round);
+		print_row(f, cfgname, round, &rows[i], names);
+	}
+	for (c = 0; c < o->nr_configs; c++) {
+		struct perf_row *sel = calloc(nres ? nres : 1, sizeof(*sel));
+		struct perf_row med;
+
+		if (!sel)
+			break;
+		for (i = 0, n = 0; i < nres; i++)
+			if (res[i].config_index == c)
+				sel[n++] = rows[i];
+		if (n) {
+			perf_row_median(sel, n, &med);
+			snprintf(cfgname, sizeof(cfgname), "%c",
+				 perf_config_letter(c));
+			print_row(f, cfgname, "median", &med, names);
+		}
+		free(sel);
+	}
+	if (nn)
+		fprintf(f,
+			"\nidle columns: mean cpuidle residency over %u "
+			"CPUs; usr/sys: process CPU time, %% of one CPU\n",
+			res[0].have_idle ? res[0].idle.nr_cpus :
+					   (unsigned int)0);
+	free(rows);
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Log-linear latency histogram in nanoseconds (HDR style): values below
+ * 256 ns have a bucket each; above, every power of two [2^k, 2^(k+1)) is
+ * split into 128 equal sub-buckets. A bucket is reported by its midpoint,
+ * so the relative error is at most 1/256 (0.4 %) from 1 ns up to 2^38 ns
+ * (275 s); larger values share the last bucket. Memory is constant
+ * (PERF_HIST_BUCKETS counters). Count, min, max, sum and sum of squares
+ * are kept exactly, so mean and standard deviation are not estimates.
+ */
+#ifndef NVQ_PERF_HISTOGRAM_H
+#define NVQ_PERF_HISTOGRAM_H
+
+#include <stdint.h>
+
+#define PERF_HIST_SUB_BITS 7
+#define PERF_HIST_SUB (1u << PERF_HIST_SUB_BITS)
+#define PERF_HIST_MAX_BITS 38 /* values below 2^38 ns are resolved */
+#define PERF_HIST_BUCKETS    \
+	(2 * PERF_HIST_SUB + \
+	 (PERF_HIST_MAX_BITS - PERF_HIST_SUB_BITS - 1) * PERF_HIST_SUB)
+
+struct perf_hist {
+	uint64_t n;
+	uint64_t min; /* UINT64_MAX while empty */
+	uint64_t max;
+	unsigned __int128 sum;
+	unsigned __int128 sumsq;
+	uint64_t bucket[PERF_HIST_BUCKETS];
+};
+
+/* The percentiles the reports print, in percent. */
+#define PERF_NR_PCT 8
+extern const double perf_pct_list[PERF_NR_PCT];
+
+/* Empty @h. */
+void perf_hist_init(struct perf_hist *h);
+
+/* Bucket index of value @v. */
+static inline unsigned int perf_hist_index(uint64_t v)
+{
+	unsigned int k;
+
+	if (v < 2 * PERF_HIST_SUB)
+		return (unsigned int)v;
+	k = 63 - (unsigned int)__builtin_clzll(v);
+	if (k >= PERF_HIST_MAX_BITS)
+		return PERF_HIST_BUCKETS - 1;
+	return 2 * PERF_HIST_SUB +
+	       (k - PERF_HIST_SUB_BITS - 1) * PERF_HIST_SUB +
+	       (unsigned int)(v >> (k - PERF_HIST_SUB_BITS)) - PERF_HIST_SUB;
+}
+
+/* Record one value (ns). Constant time, no allocation. */
+static inline void perf_hist_add(struct perf_hist *h, uint64_t v)
+{
+	h->n++;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->sum += v;
+	h->sumsq += (unsigned __int128)v * v;
+	h->bucket[perf_hist_index(v)]++;
+}
+
+/* Smallest and largest value bucket @idx holds. */
+void perf_hist_bucket_range(unsigned int idx, uint64_t *lo, uint64_t *hi);
+
+/* Add everything in @src to @dst. */
+void perf_hist_merge(struct perf_hist *dst, const struct perf_hist *src);
+
+/* Exact mean, and sample standard deviation (n - 1); 0 when undefined. */
+double perf_hist_mean(const struct perf_hist *h);
+double perf_hist_stddev(const struct perf_hist *h);
+
+/*
+ * 1-based rank of percentile @pct among @n sorted values, as fio and the
+ * nearest-rank method define it: ceil(pct / 100 * n), at least 1.
+ */
+uint64_t perf_pct_rank(double pct, uint64_t n);
+
+/*
+ * Estimate percentile @pct (0..100) in ns: the midpoint of the bucket
+ * holding the value of rank perf_pct_rank(), clamped to [min, max].
+ * Returns 0 for an empty histogram.
+ */
+uint64_t perf_hist_percentile(const struct perf_hist *h, double pct);
+
+/* Several percentiles in one pass; @pcts ascending. */
+void perf_hist_percentiles(const struct perf_hist *h, const double *pcts,
+			   unsigned int n, uint64_t *out);
+
+#endif /* NVQ_PERF_HISTOGRAM_H */

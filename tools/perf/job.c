@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: MIT */
+/* The per-thread I/O engine; the model is described in job.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "verify.h"
+
+/* How long a stopped job waits for outstanding I/O before abandoning it
+ * to nvq_close() (a device that stopped answering). */
+#define STOP_GRACE_NS (10ull * 1000000000ull)
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n) without division (Lemire's multiply-shift). */
+static uint64_t bounded(uint64_t r, uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)r * n) >> 64);
+}
+
+static bool stopped(const struct perf_job *j)
+{
+	return atomic_load_explicit(&j->sh->stop, memory_order_relaxed);
+}
+
+static void set_stop(struct perf_job *j)
+{
+	atomic_store_explicit(&j->sh->stop, true, memory_order_relaxed);
+}
+
+/* Choose lane @l's next I/O; false when the phase is over for it. */
+static bool lane_next(struct perf_job *j, struct perf_lane *l, uint64_t now)
+{
+	const struct perf_phase *ph = j->sh->phase;
+	const struct perf_target *t = j->sh->tgt;
+	uint64_t block, limit;
+	bool measured, write;
+
+	if (stopped(j))
+		return false;
+	if (ph->deadline && now >= ph->deadline)
+		return false;
+	measured = ph->record && now >= ph->ramp_end;
+	if (ph->random && ph->replay && l->count >= l->limit)
+		return false;
+	limit = ph->one_pass ? j->slice_len : ph->ios;
+	if (limit && (measured || !ph->record) &&
+	    atomic_fetch_add_explicit(&j->claimed, 1, memory_order_relaxed) >=
+		    limit)
+		return false;
+	if (ph->random) {
+		block = bounded(splitmix64(&l->rng), t->region_blocks);
+	} else {
+		uint64_t c = atomic_fetch_add_explicit(&j->cursor, 1,
+						       memory_order_relaxed);
+
+		if (j->cursor_limited && c >= j->cursor_end)
+			return false;
+		block = j->slice_start + c % j->slice_len;
+	}
+	l->count++;
+	if (ph->read_pct >= 100)
+		write = false;
+	else if (!ph->read_pct)
+		write = true;
+	else
+		write = splitmix64(&l->rng) % 100 >= ph->read_pct;
+	l->slba = t->region_lba + block * t->nlb;
+	l->write = write;
+	l->measured = measured;
+	if (write && ph->verify_fill) {
+		uint64_t seq = ((uint64_t)j->index << 48) |
+			       atomic_fetch_add_explicit(&j->wseq, 1,
+							 memory_order_relaxed);
+
+		perf_verify_fill(l->buf, t->lba_size, t->nlb, l->slba, seq,
+				 t->run_id);
+	}
+	return true;
+}
+
+static void retire(struct perf_job *j)
+{
+	if (atomic_fetch_sub_explicit(&j->active, 1, memory_order_acq_rel) ==
+		    1 &&
+	    j->threaded) {
+		pthread_mutex_lock(&j->lock);
+		pthread_cond_signal(&j->cond);
+		pthread_mutex_unlock(&j->lock);
+	}
+}
+
+static void record_error(struct perf_job *j, struct perf_job_ctx *ctx,
+			 const char *fmt_what, const struct perf_lane *l,
+			 const char *why)
+{
+	ctx->io_errors++;
+	if (!ctx->errmsg[0])
+		snprintf(ctx->errmsg, sizeof(ctx->errmsg),
+			 "%s %s of %u blocks at LBA %llu (thread %u): %s",
+			 fmt_what, l->write ? "write" : "read", j->sh->tgt->nlb,
+			 (unsigned long long)l->slba, j->index, why);
+	set_stop(j);
+}
+
+/*
+ * Account the finished I/O of lane @l in @ctx and choose its next one.
+ * Returns true when the lane has a new I/O to submit.
+ */
+static bool finish_io(struct perf_job *j, struct perf_lane *l,
+		      struct perf_job_ctx *ctx)
+{
+	const struct perf_phase *ph = j->sh->phase;
+	const struct perf_target *t = j->sh->tgt;
+	uint64_t end = l->t2 > l->t1 ? l->t2 : l->t1;
+
+	if (l->err) {
+		record_error(j, ctx, "", l,
+			     l->err == -EIO ? nvq_status_str(l->status) :
+					      strerror(-l->err));
+		return false;
+	}
+	if (ph->record && l->measured) {
+		struct perf_dir_stats *d = &ctx->dir[l->write];
+
+		perf_hist_add(&d->slat, l->t1 - l->t0);
+		perf_hist_add(&d->clat, end - l->t1);
+		perf_hist_add(&d->lat, end - l->t0);
+		d->ios++;
+		d->bytes += t->bs;
+		if (end > ctx->last_done)
+			ctx->last_done = end;
+		atomic_fetch_add_explicit(&j->done_ios, 1,
+					  memory_order_relaxed);
+		atomic_fetch_add_explicit(&j->done_bytes[l->write], t->bs,
+					  memory_order_relaxed);
+	}
+	if (!l->write && ph->verify_check) {
+		struct perf_vfail f;
+		unsigned int bad;
+
+		bad = perf_verify_check(l->buf, t->lba_size, t->nlb, l->slba,
+					ph->check_run_id, &f);
+		ctx->verify_blocks += t->nlb;
+		if (bad) {
+			ctx->verify_bad += bad;
+			if (ctx->nr_vfail < PERF_MAX_VFAIL)
+				ctx->vfail[ctx->nr_vfail++] = f;
+		}
+	}
+	return lane_next(j, l, end);
+}
+
+static void io_done(void *arg, const struct nvq_cpl *cpl);
+
+/* Start lane @l's prepared I/O: 0, -EAGAIN, or another negative errno. */
+static int lane_submit(struct perf_job *j, struct perf_lane *l,
+		       unsigned int flags)
+{
+	const struct perf_target *t = j->sh->tgt;
+	int rc;
+
+	atomic_store_explicit(&l->parts, 2, memory_order_relaxed);
+	l->t0 = perf_now();
+	if (l->write)
+		rc = nvq_write(j->q, t->nsid, l->buf, l->slba, t->nlb, flags,
+			       io_done, l);
+	else
+		rc = nvq_read(j->q, t->nsid, l->buf, l->slba, t->nlb, flags,
+			      io_done, l);
+	if (rc)
+		return rc;
+	l->t1 = perf_now();
+	return 0;
+}
+
+/* Drop the submitter's reference; true when the callback already ran. */
+static bool submitter_last(struct perf_lane *l)
+{
+	return atomic_fetch_sub_explicit(&l->parts, 1, memory_order_acq_rel) ==
+	       1;
+}
+
+static void submit_failed(struct perf_job *j, struct perf_lane *l,
+			  struct perf_job_ctx *ctx, int rc)
+{
+	char why[200];
+
+	snprintf(why, sizeof(why), "%s", nvq_errmsg());
+	if (!why[0])
+		snprintf(why, sizeof(why), "%s", strerror(-rc));
+	record_error(j, ctx, "submitting a", l, why);
+	retire(j);
+}
+
+static void push_retry(struct perf_job *j, struct perf_lane *l)
+{
+	pthread_mutex_lock(&j->lock);
+	l->next = j->retry;
+	j->retry = l;
+	pthread_cond_signal(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+}
+
+/*
+ * Thread mode: keep lane @l busy until it is in flight, parked for a retry,
+ * or retired. Runs in the callback or in the job thread (@job_thread).
+ * Returns false when the lane was parked because the queue was full.
+ */
+static bool drive(struct perf_job *j, struct perf_lane *l,
+		  struct perf_job_ctx *ctx, bool job_thread)
+{
+	for (;;) {
+		int rc;
+
+		if (stopped(j)) {
+			retire(j);
+			return true;
+		}
+		rc = lane_submit(j, l, 0);
+		if (rc == -EAGAIN) {
+			if (job_thread && !nvq_queue_inflight(j->q)) {
+				submit_failed(j, l, ctx, rc);
+				return true;
+			}
+			push_retry(j, l);
+			return false;
+		}
+		if (rc) {
+			submit_failed(j, l, ctx, rc);
+			return true;
+		}
+		if (!submitter_last(l))
+			return true;
+		if (!finish_io(j, l, ctx)) {
+			retire(j);
+			return true;
+		}
+	}
+}
+
+static void io_done(void *arg, const struct nvq_cpl *cpl)
+{
+	struct perf_lane *l = arg;
+	struct perf_job *j = l->job;
+	struct perf_job_ctx *ctx;
+
+	l->t2 = perf_now();
+	l->err = cpl->err;
+	l->status = cpl->status;
+	if (atomic_fetch_sub_explicit(&l->parts, 1, memory_order_acq_rel) != 1)
+		return; /* the submitter finishes it */
+	/* By thread, not by mode: each context has one writer. */
+	ctx = &j->ctx[!pthread_equal(pthread_self(), j->tid)];
+	if (j->threaded) {
+		if (finish_io(j, l, ctx))
+			drive(j, l, ctx, false);
+		else
+			retire(j);
+		return;
+	}
+	if (finish_io(j, l, ctx)) {
+		l->next = j->ready;
+		j->ready = l;
+	} else {
+		retire(j);
+	}
+}
+
+/* Poll / wait mode: submit the ready lanes as one doorbell batch. */
+static void submit_ready(struct perf_job *j)
+{
+	struct perf_job_ctx *ctx = &j->ctx[0];
+	bool unkicked = false;
+	struct perf_lane *l;
+
+	while ((l = j->ready)) {
+		unsigned int flags;
+		int rc;
+
+		j->ready = l->next;
+		if (stopped(j)) {
+			retire(j);
+			continue;
+		}
+		flags = j->ready ? NVQ_IO_MORE : 0;
+		rc = lane_submit(j, l, flags);
+		if (rc == -EAGAIN) {
+			if (!nvq_queue_inflight(j->q) && !unkicked) {
+				submit_failed(j, l, ctx, rc);
+				continue;
+			}
+			l->next = j->ready;
+			j->ready = l;
+			break;
+		}
+		if (rc) {
+			submit_failed(j, l, ctx, rc);
+			continue;
+		}
+		unkicked = flags & NVQ_IO_MORE;
+		if (submitter_last(l)) {
+			if (finish_io(j, l, ctx)) {
+				l->next = j->ready;
+				j->ready = l;
+			} else {
+				retire(j);
+			}
+		}
+	}
+	if (unkicked)
+		nvq_queue_kick(j->q);
+}
+
+static void run_reaping(struct perf_job *j)
+{
+	uint64_t stop_seen = 0;
+
+	while (atomic_load_explicit(&j->active, memory_order_acquire)) {
+		int rc;
+
+		submit_ready(j);
+		if (!atomic_load_explicit(&j->active, memory_order_acquire))
+			break;
+		if (j->cfg->mode == NVQ_MODE_WAIT)
+			rc = nvq_wait(j->q, 1, 100);
+		else
+			rc = nvq_poll(j->q, 0);
+		if (rc < 0) {
+			struct perf_job_ctx *ctx = &j->ctx[0];
+
+			ctx->io_errors++;
+			if (!ctx->errmsg[0])
+				snprintf(ctx->errmsg, sizeof(ctx->errmsg),
+					 "reaping completions (thread %u): %s",
+					 j->index, nvq_errmsg());
+			set_stop(j);
+			return; /* nvq_close() cancels what is left */
+		}
+		if (stopped(j)) {
+			uint64_t now = perf_now();
+
+			if (!stop_seen)
+				stop_seen = now;
+			else if (now - stop_seen > STOP_GRACE_NS)
+				return;
+		}
+	}
+}
+
+static void run_threaded(struct perf_job *j)
+{
+	uint64_t stop_seen = 0;
+
+	pthread_mutex_lock(&j->lock);
+	while (atomic_load_explicit(&j->active, memory_order_acquire)) {
+		struct timespec ts;
+
+		if (j->retry) {
+			struct perf_lane *l = j->retry, *next;
+			bool parked = false;
+
+			j->retry = NULL;
+			pthread_mutex_unlock(&j->lock);
+			for (; l; l = next) {
+				next = l->next;
+				if (!drive(j, l, &j->ctx[0], true))
+					parked = true;
+			}
+			if (parked) {
+				/* Slots free up as completions run. */
+				struct timespec nap = { 0, 20000 };
+
+				nanosleep(&nap, NULL);
+			}
+			pthread_mutex_lock(&j->lock);
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&j->cond, &j->lock, &ts);
+		if (stopped(j)) {
+			uint64_t now = perf_now();
+
+			if (!stop_seen)
+				stop_seen = now;
+			else if (now - stop_seen > STOP_GRACE_NS)
+				break;
+		}
+	}
+	pthread_mutex_unlock(&j->lock);
+}
+
+void *perf_job_main(void *arg)
+{
+	struct perf_job *j = arg;
+	struct perf_shared *sh = j->sh;
+	unsigned int i;
+
+	j->tid = pthread_self();
+	for (i = 0; i < j->nr_lanes; i++) {
+		struct perf_lane *l = &j->lanes[i];
+
+		if (!lane_next(j, l, perf_now()))
+			continue;
+		atomic_fetch_add_explicit(&j->active, 1, memory_order_relaxed);
+		if (j->threaded) {
+			drive(j, l, &j->ctx[0], true);
+		} else {
+			l->next = j->ready;
+			j->ready = l;
+		}
+	}
+	if (j->threaded)
+		run_threaded(j);
+	else
+		run_reaping(j);
+
+	pthread_mutex_lock(&sh->lock);
+	sh->finished++;
+	pthread_cond_broadcast(&sh->cond);
+	pthread_mutex_unlock(&sh->lock);
+	return NULL;
+}
+
+int perf_job_init(struct perf_job *j, struct perf_shared *sh,
+		  const struct perf_config *cfg, struct nvq_queue *q,
+		  unsigned int index, unsigned int nr_jobs, char *err,
+		  size_t errlen)
+{
+	const struct perf_target *t = sh->tgt;
+	uint64_t stride = (t->bs + 4095) & ~4095ull, per;
+	pthread_condattr_t ca;
+	unsigned int i;
+
+	memset(j, 0, sizeof(*j));
+	j->sh = sh;
+	j->cfg = cfg;
+	j->q = q;
+	j->index = index;
+	j->threaded = cfg->mode == NVQ_MODE_THREAD;
+	per = t->region_blocks / nr_jobs;
+	j->slice_start = index * per;
+	j->slice_len =
+		index == nr_jobs - 1 ? t->region_blocks - j->slice_start : per;
+	j->nr_lanes = cfg->qd;
+	for (i = 0; i < PERF_NR_DIRS; i++) {
+		perf_hist_init(&j->ctx[0].dir[i].slat);
+		perf_hist_init(&j->ctx[0].dir[i].clat);
+		perf_hist_init(&j->ctx[0].dir[i].lat);
+		j->ctx[1].dir[i] = j->ctx[0].dir[i];
+	}
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&j->cond, &ca);
+	pthread_condattr_destroy(&ca);
+
+	j->lanes = calloc(j->nr_lanes, sizeof(*j->lanes));
+	if (!j->lanes) {
+		snprintf(err, errlen, "out of memory for %u requests",
+			 j->nr_lanes);
+		return -ENOMEM;
+	}
+	j->bufmem = nvq_dma_alloc(t->ctrl, stride * j->nr_lanes, -1);
+	if (!j->bufmem) {
+		snprintf(err, errlen,
+			 "cannot allocate %llu bytes of DMA memory for --qd "
+			 "%u x --bs %llu: %s",
+			 (unsigned long long)(stride * j->nr_lanes),
+			 j->nr_lanes, (unsigned long long)t->bs, nvq_errmsg());
+		return -ENOMEM;
+	}
+	for (i = 0; i < j->nr_lanes; i++) {
+		struct perf_lane *l = &j->lanes[i];
+		uint64_t s = cfg->seed ^ (((uint64_t)index << 32) | i);
+
+		l->job = j;
+		l->buf = (char *)j->bufmem + stride * i;
+		/* Decorrelate neighbouring lanes and seeds. */
+		l->rng_start = splitmix64(&s);
+		l->rng = l->rng_start;
+	}
+	return 0;
+}
+
+void perf_job_rearm(struct perf_job *j)
+{
+	const struct perf_phase *ph = j->sh->phase;
+	unsigned int i;
+
+	if (ph->replay) {
+		uint64_t done = atomic_load(&j->cursor);
+
+		/* Wrapped writes overwrote their block: read each once. */
+		j->cursor_limited = true;
+		j->cursor_end = done < j->slice_len ? done : j->slice_len;
+	} else {
+		j->cursor_limited = ph->one_pass;
+		j->cursor_end = j->slice_len;
+	}
+	atomic_store(&j->cursor, 0);
+	atomic_store(&j->claimed, 0);
+	atomic_store(&j->active, 0);
+	j->ready = NULL;
+	j->retry = NULL;
+	for (i = 0; i < j->nr_lanes; i++) {
+		struct perf_lane *l = &j->lanes[i];
+
+		l->limit = ph->replay ? l->count : 0;
+		l->count = 0;
+		l->rng = l->rng_start;
+	}
+}
+
+void perf_job_release(struct perf_job *j, bool free_dma)
+{
+	if (j->bufmem && free_dma)
+		nvq_dma_free(j->sh->tgt->ctrl, j->bufmem);
+	j->bufmem = NULL;
+	free(j->lanes);
+	j->lanes = NULL;
+	pthread_mutex_destroy(&j->lock);
+	pthread_cond_destroy(&j->cond);
+}
+
+bool perf_job_idle(struct perf_job *j)
+{
+	return !atomic_load(&j->active);
+}
+
+uint64_t perf_job_collect(const struct perf_job *j, struct perf_result *res)
+{
+	uint64_t last = 0;
+	unsigned int c, d, i;
+
+	for (c = 0; c < 2; c++) {
+		const struct perf_job_ctx *x = &j->ctx[c];
+
+		for (d = 0; d < PERF_NR_DIRS; d++)
+			perf_result_merge_dirs(&res->dir[d], &x->dir[d]);
+		if (x->last_done > last)
+			last = x->last_done;
+		res->verify_blocks += x->verify_blocks;
+		res->verify_bad += x->verify_bad;
+		for (i = 0; i < x->nr_vfail && res->nr_vfail < PERF_MAX_VFAIL;
+		     i++)
+			res->vfail[res->nr_vfail++] = x->vfail[i];
+		res->io_errors += x->io_errors;
+		if (!res->errmsg[0] && x->errmsg[0])
+			snprintf(res->errmsg, sizeof(res->errmsg), "%s",
+				 x->errmsg);
+	}
+	return last;
+}

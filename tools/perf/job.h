@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The I/O engine of one job thread: one I/O queue, QD requests ("lanes")
+ * kept in flight, offsets from a seeded generator, latencies into
+ * histograms.
+ *
+ * Timestamps per I/O: t0 before the submit call, t1 when it returned, t2
+ * when the callback ran. slat = t1 - t0. In --mode thread the callback may
+ * run on the completion thread before the submitter has even taken t1;
+ * the I/O is complete for the application when both have happened, so
+ * clat = max(t1, t2) - t1 and lat = max(t1, t2) - t0 (= slat + clat).
+ *
+ * Who finishes an I/O: the submitter and the callback each drop one of
+ * two references on the lane; whoever drops the last one records the
+ * latencies and starts the lane's next I/O. So a lane has one owner at a
+ * time and its fields need no locks.
+ *
+ * Where the next I/O is submitted:
+ *  - poll / wait: callbacks run in the job thread inside nvq_poll() /
+ *    nvq_wait(); finished lanes go on a ready list and the job loop
+ *    submits them as one batch (NVQ_IO_MORE on all but the last), one
+ *    doorbell per batch.
+ *  - thread: callbacks run on the library's completion thread, and the
+ *    callback resubmits right there. Handing the lane back to the job
+ *    thread would add a second thread wake-up per I/O, which is not
+ *    the cost being measured, and would let QD drain while the job
+ *    thread sleeps. The job thread primes the lanes, retries those that
+ *    met a full queue (-EAGAIN is rare; retrying inside the callback
+ *    could spin on slots that only this thread's callbacks free), and
+ *    sleeps until the lanes retire. Each thread records into its own
+ *    perf_job_ctx; they are merged after the run.
+ */
+#ifndef NVQ_PERF_JOB_H
+#define NVQ_PERF_JOB_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <nvq/nvq.h>
+
+#include "options.h"
+#include "result.h"
+
+/* Monotonic nanoseconds (vDSO clock_gettime, no syscall). */
+static inline uint64_t perf_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The device and region one run works on, resolved by run.c. */
+struct perf_target {
+	struct nvq_ctrl *ctrl;
+	uint32_t nsid;
+	uint32_t lba_size;
+	uint64_t region_lba; /* first LBA of the region */
+	uint64_t region_blocks; /* bs-sized blocks in the region */
+	uint32_t nlb; /* LBAs per I/O */
+	uint64_t bs;
+	uint32_t run_id; /* stamped into --verify blocks */
+};
+
+/* What the job threads do in one phase (the run, or the verify pass). */
+struct perf_phase {
+	bool random;
+	unsigned int read_pct;
+	bool record; /* latencies count (false for the verify pass) */
+	uint64_t ios; /* measured I/Os per job, 0 = no limit */
+	bool one_pass; /* a region's worth of I/O (each job: its slice) */
+	uint64_t t_begin;
+	uint64_t ramp_end; /* I/Os started before this are not measured */
+	uint64_t deadline; /* no new I/O from here on; 0 = none */
+	bool verify_fill; /* writes carry --verify blocks */
+	bool verify_check; /* reads are checked */
+	uint32_t check_run_id; /* 0 = accept blocks from any run */
+	bool replay; /* repeat the previous phase's offsets exactly */
+};
+
+/* State shared by all jobs of a run. */
+struct perf_shared {
+	atomic_bool stop; /* error or signal: retire lanes */
+	const struct perf_phase *phase;
+	const struct perf_target *tgt;
+	/* job threads report here when they finish a phase */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned int finished;
+};
+
+struct perf_job;
+
+/* One request slot, with its own offset generator. */
+struct perf_lane {
+	struct perf_job *job;
+	void *buf;
+	uint64_t slba;
+	bool write;
+	bool measured;
+	int err;
+	uint16_t status;
+	uint64_t t0, t1, t2;
+	atomic_int parts; /* submitter + callback references */
+	uint64_t rng; /* generator state */
+	uint64_t rng_start; /* for replay */
+	uint64_t count; /* offsets generated */
+	uint64_t limit; /* replay: stop after this many, 0 = none */
+	struct perf_lane *next;
+};
+
+/* What one thread records; never shared between threads while running. */
+struct perf_job_ctx {
+	struct perf_dir_stats dir[PERF_NR_DIRS];
+	uint64_t last_done; /* end of the last measured I/O */
+	uint64_t verify_blocks;
+	uint64_t verify_bad;
+	unsigned int nr_vfail;
+	struct perf_vfail vfail[PERF_MAX_VFAIL];
+	uint64_t io_errors;
+	char errmsg[256];
+} __attribute__((aligned(64)));
+
+struct perf_job {
+	struct perf_shared *sh;
+	const struct perf_config *cfg;
+	struct nvq_queue *q;
+	unsigned int index;
+	bool threaded; /* callbacks on the completion thread */
+	pthread_t tid; /* the job thread of the current phase */
+
+	/* sequential slice of this job, in bs blocks */
+	uint64_t slice_start;
+	uint64_t slice_len;
+	atomic_uint_fast64_t cursor;
+	bool cursor_limited;
+	uint64_t cursor_end; /* sequential offsets stop here when limited */
+
+	atomic_uint_fast64_t claimed; /* measured I/Os started */
+	atomic_uint_fast64_t wseq; /* --verify write sequence */
+	atomic_uint active; /* lanes not retired */
+
+	/* progress for the monitor: measured I/Os and bytes */
+	atomic_uint_fast64_t done_ios;
+	atomic_uint_fast64_t done_bytes[PERF_NR_DIRS];
+
+	struct perf_lane *lanes;
+	unsigned int nr_lanes;
+	void *bufmem;
+
+	struct perf_lane *ready; /* poll / wait: lanes to submit */
+
+	/* thread mode: lanes to retry, and the job thread's sleep */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct perf_lane *retry;
+
+	struct perf_job_ctx ctx[2]; /* [0] job thread, [1] completion thread */
+};
+
+/*
+ * Set up @j (lanes, generators, sequential slice) for job @index of
+ * @nr_jobs. Lane buffers come from nvq_dma_alloc(). Returns 0 or a
+ * negative errno with a message in @err.
+ */
+int perf_job_init(struct perf_job *j, struct perf_shared *sh,
+		  const struct perf_config *cfg, struct nvq_queue *q,
+		  unsigned int index, unsigned int nr_jobs, char *err,
+		  size_t errlen);
+
+/*
+ * Prepare @j for the next phase in sh->phase: a replay phase reuses each
+ * lane's start state and stops where the previous phase stopped.
+ */
+void perf_job_rearm(struct perf_job *j);
+
+/*
+ * Free @j's lanes, and its DMA buffers when @free_dma (only while no I/O of
+ * @j is outstanding and the controller is open).
+ */
+void perf_job_release(struct perf_job *j, bool free_dma);
+
+/* True when all lanes of @j retired. */
+bool perf_job_idle(struct perf_job *j);
+
+/* Thread body: run the current phase of the job @arg to completion. */
+void *perf_job_main(void *arg);
+
+/* Add the job's contexts into @res (histograms, counts, verify, errors)
+ * and return the end of the last measured I/O. */
+uint64_t perf_job_collect(const struct perf_job *j, struct perf_result *res);
+
+#endif /* NVQ_PERF_JOB_H */

@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: MIT */
+/* Text and JSON reports. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "compare.h"
+#include "format.h"
+#include "json.h"
+#include "report.h"
+
+static const char *dir_name[PERF_NR_DIRS] = { "read", "write" };
+
+static void lat_line(FILE *f, const char *name, const struct perf_hist *h)
+{
+	const char *unit;
+	double div;
+
+	perf_lat_unit(h->min, perf_hist_mean(h), &div, &unit);
+	fprintf(f, "    %4s (%s): min=%.0f, max=%.0f, avg=%.2f, stdev=%.2f\n",
+		name, unit, h->min / div, h->max / div, perf_hist_mean(h) / div,
+		perf_hist_stddev(h) / div);
+}
+
+static void pct_lines(FILE *f, const struct perf_hist *h)
+{
+	uint64_t v[PERF_NR_PCT];
+	const char *unit;
+	double div;
+	unsigned int i;
+
+	perf_hist_percentiles(h, perf_pct_list, PERF_NR_PCT, v);
+	perf_pct_unit(v[0], v[PERF_NR_PCT - 1], &div, &unit);
+	fprintf(f, "    clat percentiles (%s):", unit);
+	for (i = 0; i < PERF_NR_PCT; i++) {
+		if (i % 4 == 0)
+			fprintf(f, "\n     |");
+		fprintf(f, " %5.2fth=[%6.0f]%s", perf_pct_list[i], v[i] / div,
+			i + 1 < PERF_NR_PCT && i % 4 != 3 ? "," : "");
+	}
+	fputc('\n', f);
+}
+
+static void dir_text(FILE *f, const struct perf_result *r, unsigned int d)
+{
+	const struct perf_dir_stats *s = &r->dir[d];
+	double secs = (double)r->runtime_ns / 1e9;
+	double iops = secs > 0 ? s->ios / secs : 0;
+	double bw = secs > 0 ? s->bytes / secs : 0;
+	char a[32], b[32];
+
+	fprintf(f, "  %s: IOPS=%s, BW=%.1fMiB/s (%.1fMB/s)(%s/%.0fmsec)\n",
+		dir_name[d], perf_fmt_count(a, sizeof(a), iops), bw / 1048576,
+		bw / 1e6, perf_fmt_bytes(b, sizeof(b), s->bytes),
+		(double)r->runtime_ns / 1e6);
+	lat_line(f, "slat", &s->slat);
+	lat_line(f, "clat", &s->clat);
+	lat_line(f, "lat", &s->lat);
+	pct_lines(f, &s->clat);
+	if (r->bw[d].samples)
+		fprintf(f,
+			"    bw (  MiB/s): min=%.1f, max=%.1f, avg=%.1f, "
+			"stdev=%.1f, samples=%" PRIu64 "\n",
+			r->bw[d].min / 1048576, r->bw[d].max / 1048576,
+			r->bw[d].mean / 1048576, r->bw[d].dev / 1048576,
+			r->bw[d].samples);
+	if (r->iops[d].samples) {
+		char mn[16], mx[16], av[16], sd[16];
+
+		fprintf(f,
+			"    iops        : min=%s, max=%s, avg=%s, stdev=%s, "
+			"samples=%" PRIu64 "\n",
+			perf_fmt_count(mn, sizeof(mn), r->iops[d].min),
+			perf_fmt_count(mx, sizeof(mx), r->iops[d].max),
+			perf_fmt_count(av, sizeof(av), r->iops[d].mean),
+			perf_fmt_count(sd, sizeof(sd), r->iops[d].dev),
+			r->iops[d].samples);
+	}
+}
+
+static void idle_states(FILE *f, const struct perf_idle *id, const double *pct)
+{
+	unsigned int k;
+
+	for (k = 0; k < id->nr_states; k++)
+		fprintf(f, "%s%s=%.2f%%", k ? ", " : "", id->names[k], pct[k]);
+}
+
+void perf_report_text(FILE *f, const struct perf_result *r)
+{
+	const struct perf_config *c = r->cfg;
+	char bs[16], sz[16];
+	unsigned int d, i;
+	bool any = false;
+
+	fprintf(f, "nvq-perf: rw=%s", perf_rw_name(c->rw));
+	if (c->rw == PERF_RW_RANDRW || c->rw == PERF_RW_RW)
+		fprintf(f, " rwmix=%u", c->rwmix);
+	fprintf(f, ", bs=%s, qd=%u, threads=%u, mode=%s%s%s\n",
+		perf_fmt_bytes(bs, sizeof(bs), c->bs), c->qd, c->threads,
+		perf_mode_name(c->mode), c->exclusive ? ", exclusive" : "",
+		c->verify ? ", verify" : "");
+	fprintf(f,
+		"  device: %s (%s), nsid %u: %s, %u-byte LBAs, %u I/O "
+		"queue%s\n",
+		c->uri, r->model[0] ? r->model : "?", r->nsid,
+		perf_fmt_bytes(sz, sizeof(sz), r->ns_bytes), r->lba_size,
+		r->nr_queues, r->nr_queues == 1 ? "" : "s");
+	for (d = 0; d < PERF_NR_DIRS; d++) {
+		if (!r->dir[d].ios)
+			continue;
+		dir_text(f, r, d);
+		any = true;
+	}
+	if (!any)
+		fprintf(f, "  no I/O was measured\n");
+	fprintf(f,
+		"  cpu          : usr=%.2f%%, sys=%.2f%%, ctx=%" PRIu64
+		" (whole process, %% of one CPU)\n",
+		r->usr_pct, r->sys_pct, r->ctx_switches);
+	if (r->have_idle) {
+		fprintf(f, "  cpuidle      : ");
+		idle_states(f, &r->idle, r->idle.avg);
+		fprintf(f, " (mean of %u CPUs)\n", r->idle.nr_cpus);
+		for (i = 0; i < r->idle.nr_cpus; i++) {
+			fprintf(f, "                 cpu%d: ", r->idle.cpu[i]);
+			idle_states(f, &r->idle,
+				    &r->idle.pct[i * r->idle.nr_states]);
+			fputc('\n', f);
+		}
+	} else {
+		fprintf(f, "  cpuidle      : not available\n");
+	}
+	if (c->verify)
+		fprintf(f,
+			"  verify       : %" PRIu64 " blocks checked, %" PRIu64
+			" bad\n",
+			r->verify_blocks, r->verify_bad);
+	if (r->io_errors)
+		fprintf(f, "  errors       : %" PRIu64 " (first: %s)\n",
+			r->io_errors, r->errmsg);
+	if (r->interrupted)
+		fprintf(f, "  interrupted  : results cover the run until the "
+			   "signal\n");
+}
+
+uint64_t perf_report_problems(FILE *f, const struct perf_result *r)
+{
+	unsigned int i;
+
+	if (r->io_errors)
+		fprintf(f, "nvq-perf: %" PRIu64 " I/O error%s; first: %s\n",
+			r->io_errors, r->io_errors == 1 ? "" : "s", r->errmsg);
+	for (i = 0; i < r->nr_vfail; i++) {
+		char msg[256];
+
+		perf_vfail_str(&r->vfail[i], msg, sizeof(msg));
+		fprintf(f, "nvq-perf: verify: %s\n", msg);
+	}
+	if (r->verify_bad)
+		fprintf(f,
+			"nvq-perf: verify: %" PRIu64 " of %" PRIu64
+			" blocks bad%s\n",
+			r->verify_bad, r->verify_blocks,
+			r->verify_bad > r->nr_vfail ? " (first ones shown)" :
+						      "");
+	return r->io_errors + r->verify_bad;
+}
+
+/* ------------------------------------------------------------------ */
+/* JSON                                                                */
+/* ------------------------------------------------------------------ */
+
+static void json_lat(struct json_writer *w, const char *key,
+		     const struct perf_hist *h)
+{
+	uint64_t v[PERF_NR_PCT];
+	unsigned int i;
+
+	json_begin_object(w, key);
+	json_uint(w, "min", h->n ? h->min : 0);
+	json_uint(w, "max", h->max);
+	json_fixed(w, "mean", perf_hist_mean(h), 6);
+	json_fixed(w, "stddev", perf_hist_stddev(h), 6);
+	json_uint(w, "N", h->n);
+	if (h->n) {
+		perf_hist_percentiles(h, perf_pct_list, PERF_NR_PCT, v);
+		json_begin_object(w, "percentile");
+		for (i = 0; i < PERF_NR_PCT; i++) {
+			char k[32];
+
+			snprintf(k, sizeof(k), "%f", perf_pct_list[i]);
+			json_uint(w, k, v[i]);
+		}
+		json_end_object(w);
+	}
+	json_end_object(w);
+}
+
+static void json_dir(struct json_writer *w, const char *key,
+		     const struct perf_result *r, int d)
+{
+	static const struct perf_dir_stats none;
+	const struct perf_dir_stats *s = d >= 0 ? &r->dir[d] : &none;
+	struct perf_hist empty;
+	double secs = (double)r->runtime_ns / 1e9;
+	double bw = secs > 0 && d >= 0 ? s->bytes / secs : 0;
+	double iops = secs > 0 && d >= 0 ? s->ios / secs : 0;
+	const struct perf_rate *rb = d >= 0 ? &r->bw[d] : NULL;
+	const struct perf_rate *ri = d >= 0 ? &r->iops[d] : NULL;
+
+	perf_hist_init(&empty);
+	json_begin_object(w, key);
+	json_uint(w, "io_bytes", s->bytes);
+	json_uint(w, "io_kbytes", s->bytes / 1024);
+	json_uint(w, "bw_bytes", (uint64_t)bw);
+	json_uint(w, "bw", (uint64_t)(bw / 1024));
+	json_fixed(w, "iops", iops, 6);
+	json_uint(w, "runtime", s->ios ? r->runtime_ns / 1000000 : 0);
+	json_uint(w, "total_ios", s->ios);
+	json_uint(w, "short_ios", 0);
+	json_uint(w, "drop_ios", 0);
+	json_lat(w, "slat_ns", d >= 0 ? &s->slat : &empty);
+	json_lat(w, "clat_ns", d >= 0 ? &s->clat : &empty);
+	json_lat(w, "lat_ns", d >= 0 ? &s->lat : &empty);
+	/* fio: bandwidth samples in KiB/s */
+	json_uint(w, "bw_min", rb ? (uint64_t)(rb->min / 1024) : 0);
+	json_uint(w, "bw_max", rb ? (uint64_t)(rb->max / 1024) : 0);
+	json_fixed(w, "bw_agg", s->ios ? 100.0 : 0, 6);
+	json_fixed(w, "bw_mean", rb ? rb->mean / 1024 : 0, 6);
+	json_fixed(w, "bw_dev", rb ? rb->dev / 1024 : 0, 6);
+	json_uint(w, "bw_samples", rb ? rb->samples : 0);
+	json_uint(w, "iops_min", ri ? (uint64_t)ri->min : 0);
+	json_uint(w, "iops_max", ri ? (uint64_t)ri->max : 0);
+	json_fixed(w, "iops_mean", ri ? ri->mean : 0, 6);
+	json_fixed(w, "iops_stddev", ri ? ri->dev : 0, 6);
+	json_uint(w, "iops_samples", ri ? ri->samples : 0);
+	json_end_object(w);
+}
+
+static void json_job_options(struct json_writer *w, const struct perf_config *c)
+{
+	char buf[64];
+
+	json_begin_object(w, "job options");
+	json_string(w, "ioengine", "nvq");
+	json_string(w, "filename", c->uri);
+	json_string(w, "rw", perf_rw_name(c->rw));
+	if (c->rw == PERF_RW_RANDRW || c->rw == PERF_RW_RW) {
+		snprintf(buf, sizeof(buf), "%u", c->rwmix);
+		json_string(w, "rwmixread", buf);
+	}
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->bs);
+	json_string(w, "bs", buf);
+	snprintf(buf, sizeof(buf), "%u", c->qd);
+	json_string(w, "iodepth", buf);
+	snprintf(buf, sizeof(buf), "%u", c->threads);
+	json_string(w, "numjobs", buf);
+	if (c->time_ns) {
+		snprintf(buf, sizeof(buf), "%llums",
+			 (unsigned long long)(c->time_ns / 1000000));
+		json_string(w, "runtime", buf);
+	}
+	if (c->ios) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->ios);
+		json_string(w, "number_ios", buf);
+	}
+	if (c->ramp_ns) {
+		snprintf(buf, sizeof(buf), "%llums",
+			 (unsigned long long)(c->ramp_ns / 1000000));
+		json_string(w, "ramp_time", buf);
+	}
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->offset);
+	json_string(w, "offset", buf);
+	if (c->size) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->size);
+		json_string(w, "size", buf);
+	}
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)c->seed);
+	json_string(w, "randseed", buf);
+	json_string(w, "mode", perf_mode_name(c->mode));
+	if (c->exclusive)
+		json_string(w, "exclusive", "1");
+	if (c->verify)
+		json_string(w, "verify", "crc32c");
+	json_end_object(w);
+}
+
+static void json_idle(struct json_writer *w, const struct perf_result *r)
+{
+	unsigned int i, k;
+
+	json_begin_object(w, "cpuidle");
+	json_begin_object(w, "mean");
+	for (k = 0; k < r->idle.nr_states; k++)
+		json_fixed(w, r->idle.names[k], r->idle.avg[k], 6);
+	json_end_object(w);
+	json_begin_array(w, "cpus");
+	for (i = 0; i < r->idle.nr_cpus; i++) {
+		json_begin_object(w, NULL);
+		json_uint(w, "cpu", (uint64_t)r->idle.cpu[i]);
+		for (k = 0; k < r->idle.nr_states; k++)
+			json_fixed(w, r->idle.names[k],
+				   r->idle.pct[i * r->idle.nr_states + k], 6);
+		json_end_object(w);
+	}
+	json_end_array(w);
+	json_end_object(w);
+}
+
+static void json_job(struct json_writer *w, const struct perf_opts *o,
+		     const struct perf_result *r)
+{
+	const struct perf_config *c = r->cfg;
+	char name[160];
+	unsigned int i;
+
+	if (o->nr_configs > 1 || o->rounds > 1)
+		snprintf(name, sizeof(name), "%c%u: %s",
+			 perf_config_letter(r->config_index), r->round,
+			 c->label ? c->label : perf_rw_name(c->rw));
+	else
+		snprintf(name, sizeof(name), "%s", perf_rw_name(c->rw));
+	json_begin_object(w, NULL);
+	json_string(w, "jobname", name);
+	json_uint(w, "groupid", r->config_index);
+	json_uint(w, "error", r->io_errors || r->verify_bad ? 1 : 0);
+	json_uint(w, "elapsed", (r->wall_ns + 500000000) / 1000000000);
+	json_job_options(w, c);
+	json_dir(w, "read", r, PERF_DIR_READ);
+	json_dir(w, "write", r, PERF_DIR_WRITE);
+	json_dir(w, "trim", r, -1);
+	json_uint(w, "job_runtime", r->runtime_ns / 1000000);
+	json_fixed(w, "usr_cpu", r->usr_pct, 6);
+	json_fixed(w, "sys_cpu", r->sys_pct, 6);
+	json_uint(w, "ctx", r->ctx_switches);
+	json_uint(w, "majf", 0);
+	json_uint(w, "minf", 0);
+	/* nvq-perf's own fields */
+	json_begin_object(w, "nvq");
+	json_string(w, "device", c->uri);
+	json_string(w, "model", r->model);
+	json_uint(w, "nsid", r->nsid);
+	json_uint(w, "lba_size", r->lba_size);
+	json_uint(w, "ns_bytes", r->ns_bytes);
+	json_uint(w, "io_queues", r->nr_queues);
+	json_uint(w, "round", r->round);
+	json_string(w, "config", c->label ? c->label : "");
+	json_bool(w, "interrupted", r->interrupted);
+	json_end_object(w);
+	if (r->have_idle)
+		json_idle(w, r);
+	if (c->verify) {
+		json_begin_object(w, "verify");
+		json_uint(w, "blocks", r->verify_blocks);
+		json_uint(w, "bad", r->verify_bad);
+		json_begin_array(w, "mismatches");
+		for (i = 0; i < r->nr_vfail; i++) {
+			char msg[256];
+
+			perf_vfail_str(&r->vfail[i], msg, sizeof(msg));
+			json_string(w, NULL, msg);
+		}
+		json_end_array(w);
+		json_end_object(w);
+	}
+	if (r->io_errors)
+		json_string(w, "error_message", r->errmsg);
+	json_end_object(w);
+}
+
+static void json_row(struct json_writer *w, const char *key,
+		     const struct perf_row *r, char (*names)[PERF_IDLE_NAME])
+{
+	unsigned int k;
+
+	json_begin_object(w, key);
+	json_fixed(w, "iops", r->iops, 6);
+	json_fixed(w, "bw_min_mib", r->bw_min, 6);
+	json_fixed(w, "bw_avg_mib", r->bw_avg, 6);
+	json_fixed(w, "bw_max_mib", r->bw_max, 6);
+	json_fixed(w, "slat_max_ns", r->slat_max, 6);
+	json_fixed(w, "clat_max_ns", r->clat_max, 6);
+	json_fixed(w, "lat_max_ns", r->lat_max, 6);
+	json_fixed(w, "clat_p50_ns", r->clat_p50, 6);
+	json_fixed(w, "clat_p99_ns", r->clat_p99, 6);
+	json_fixed(w, "clat_p99.9_ns", r->clat_p999, 6);
+	json_fixed(w, "usr_cpu", r->usr, 6);
+	json_fixed(w, "sys_cpu", r->sys, 6);
+	if (r->nr_idle) {
+		json_begin_object(w, "cpuidle");
+		for (k = 0; k < r->nr_idle; k++)
+			json_fixed(w, names[k], r->idle[k], 6);
+		json_end_object(w);
+	}
+	json_end_object(w);
+}
+
+static void json_compare(struct json_writer *w, const struct perf_opts *o,
+			 const struct perf_result *res, unsigned int nres)
+{
+	char(*names)[PERF_IDLE_NAME] = NULL;
+	unsigned int nn = perf_compare_idle_names(res, nres, &names);
+	unsigned int c, i, n;
+	struct perf_row *rows = calloc(nres ? nres : 1, sizeof(*rows));
+	char letter[2] = { 0 };
+
+	if (!rows)
+		return;
+	json_begin_object(w, "compare");
+	json_uint(w, "rounds", o->rounds);
+	json_begin_array(w, "configs");
+	for (c = 0; c < o->nr_configs; c++) {
+		struct perf_row med;
+
+		for (i = 0, n = 0; i < nres; i++)
+			if (res[i].config_index == c)
+				perf_row_from_result(&res[i], names, nn,
+						     &rows[n++]);
+		perf_row_median(rows, n, &med);
+		letter[0] = perf_config_letter(c);
+		json_begin_object(w, NULL);
+		json_string(w, "name", letter);
+		json_string(w, "options",
+			    o->configs[c].label ? o->configs[c].label : "");
+		json_uint(w, "runs", n);
+		json_row(w, "median", &med, names);
+		json_end_object(w);
+	}
+	json_end_array(w);
+	json_end_object(w);
+	free(rows);
+}
+
+int perf_report_json(FILE *f, const struct perf_opts *o,
+		     const struct perf_result *res, unsigned int nres)
+{
+	struct timespec ts;
+	struct json_writer w;
+	unsigned int i;
+	char when[64] = "";
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (localtime_r(&ts.tv_sec, &tm))
+		strftime(when, sizeof(when), "%a %b %e %H:%M:%S %Y", &tm);
+	json_init(&w, f, true);
+	json_begin_object(&w, NULL);
+	json_string(&w, "fio version", "nvq-perf-0.1");
+	json_uint(&w, "timestamp", (uint64_t)ts.tv_sec);
+	json_uint(&w, "timestamp_ms",
+		  (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+	json_string(&w, "time", when);
+	json_begin_object(&w, "global options");
+	json_end_object(&w);
+	json_begin_array(&w, "jobs");
+	for (i = 0; i < nres; i++)
+		json_job(&w, o, &res[i]);
+	json_end_array(&w);
+	if (o->compare || o->rounds > 1)
+		json_compare(&w, o, res, nres);
+	json_end_object(&w);
+	return json_finish(&w);
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* What one run of one configuration measured; input of every report. */
+#ifndef NVQ_PERF_RESULT_H
+#define NVQ_PERF_RESULT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpustat.h"
+#include "histogram.h"
+#include "options.h"
+#include "verify.h"
+
+enum { PERF_DIR_READ, PERF_DIR_WRITE, PERF_NR_DIRS };
+/* Index of the read + write sums in perf_result.bw / .iops. */
+#define PERF_DIR_ALL PERF_NR_DIRS
+
+/* Verify mismatches kept for the report (the count is exact). */
+#define PERF_MAX_VFAIL 8
+
+/* Latencies and volume of one direction. */
+struct perf_dir_stats {
+	uint64_t ios;
+	uint64_t bytes;
+	struct perf_hist slat; /* start of submit -> submit returned */
+	struct perf_hist clat; /* submit returned -> callback ran */
+	struct perf_hist lat; /* start of submit -> callback ran */
+};
+
+/* min / mean / max / stddev of periodic rate samples. */
+struct perf_rate {
+	uint64_t samples;
+	double min, mean, max, dev;
+};
+
+struct perf_result {
+	const struct perf_config *cfg;
+	unsigned int config_index;
+	unsigned int round; /* 1-based */
+
+	/* The device as the run found it. */
+	char model[48];
+	uint32_t nsid;
+	uint32_t lba_size;
+	uint64_t ns_bytes;
+	unsigned int nr_queues;
+	uint32_t run_id;
+
+	struct perf_dir_stats dir[PERF_NR_DIRS];
+	uint64_t runtime_ns; /* measured window: ramp end -> last completion */
+	/* per-interval bandwidth (bytes/s) and IOPS: read, write, all */
+	struct perf_rate bw[PERF_NR_DIRS + 1];
+	struct perf_rate iops[PERF_NR_DIRS + 1];
+
+	/* Process CPU over the measured window (includes the emulated
+	 * device's thread when the device is emu:). */
+	uint64_t wall_ns;
+	double usr_pct, sys_pct;
+	uint64_t ctx_switches;
+	bool have_idle;
+	struct perf_idle idle;
+
+	uint64_t verify_blocks; /* blocks checked */
+	uint64_t verify_bad;
+	unsigned int nr_vfail;
+	struct perf_vfail vfail[PERF_MAX_VFAIL];
+
+	uint64_t io_errors;
+	char errmsg[256]; /* first I/O error, "" if none */
+	bool interrupted; /* stopped early by a signal */
+};
+
+/* Zero @r with empty histograms. */
+void perf_result_init(struct perf_result *r);
+/* Free what @r owns (not @r). */
+void perf_result_free(struct perf_result *r);
+/* Add @src's counts and histograms into @dst (for per-config totals). */
+void perf_result_merge_dirs(struct perf_dir_stats *dst,
+			    const struct perf_dir_stats *src);
+
+#endif /* NVQ_PERF_RESULT_H */

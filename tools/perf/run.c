@@ -1,0 +1,583 @@
+/* SPDX-License-Identifier: MIT */
+/* One run of one configuration; see run.h. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "job.h"
+#include "run.h"
+
+/* Status line refresh, in sampling intervals. */
+#define STATUS_EVERY 2
+
+struct rate_acc {
+	uint64_t n;
+	double sum, sumsq, min, max;
+};
+
+struct monitor {
+	const struct perf_run_ctl *ctl;
+	const struct perf_config *cfg;
+	struct perf_shared *sh;
+	struct perf_job *jobs;
+	unsigned int nr_jobs;
+	struct rate_acc bw[PERF_NR_DIRS + 1], iops[PERF_NR_DIRS + 1];
+	uint64_t last_bytes[PERF_NR_DIRS], last_ios;
+	bool status_drawn;
+};
+
+static int usage_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int usage_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return PERF_EUSAGE;
+}
+
+static void rate_add(struct rate_acc *a, double v)
+{
+	if (!a->n || v < a->min)
+		a->min = v;
+	if (!a->n || v > a->max)
+		a->max = v;
+	a->n++;
+	a->sum += v;
+	a->sumsq += v * v;
+}
+
+static void rate_done(const struct rate_acc *a, struct perf_rate *r)
+{
+	r->samples = a->n;
+	if (!a->n)
+		return;
+	r->min = a->min;
+	r->max = a->max;
+	r->mean = a->sum / a->n;
+	r->dev = a->n > 1 ? sqrt(fmax(0, (a->sumsq - a->sum * r->mean) /
+						 (a->n - 1))) :
+			    0;
+}
+
+static void progress(struct monitor *m, uint64_t bytes[PERF_NR_DIRS],
+		     uint64_t *ios)
+{
+	unsigned int i, d;
+
+	*ios = 0;
+	for (d = 0; d < PERF_NR_DIRS; d++)
+		bytes[d] = 0;
+	for (i = 0; i < m->nr_jobs; i++) {
+		*ios += atomic_load_explicit(&m->jobs[i].done_ios,
+					     memory_order_relaxed);
+		for (d = 0; d < PERF_NR_DIRS; d++)
+			bytes[d] +=
+				atomic_load_explicit(&m->jobs[i].done_bytes[d],
+						     memory_order_relaxed);
+	}
+}
+
+/* One bandwidth / IOPS sample over the @dt_ns since the previous one. */
+static void sample(struct monitor *m, uint64_t dt_ns, bool keep,
+		   double *iops_now, double *bw_now)
+{
+	uint64_t bytes[PERF_NR_DIRS], ios, all = 0;
+	double s = (double)dt_ns / 1e9;
+	unsigned int d;
+
+	progress(m, bytes, &ios);
+	for (d = 0; d < PERF_NR_DIRS; d++) {
+		uint64_t delta = bytes[d] - m->last_bytes[d];
+
+		all += delta;
+		if (keep) {
+			rate_add(&m->bw[d], delta / s);
+			rate_add(&m->iops[d],
+				 delta / s / (double)m->sh->tgt->bs);
+		}
+		m->last_bytes[d] = bytes[d];
+	}
+	if (keep) {
+		rate_add(&m->bw[PERF_DIR_ALL], all / s);
+		rate_add(&m->iops[PERF_DIR_ALL], (ios - m->last_ios) / s);
+	}
+	*iops_now = (ios - m->last_ios) / s;
+	*bw_now = all / s;
+	m->last_ios = ios;
+}
+
+static void status_line(struct monitor *m, const char *what, uint64_t now,
+			uint64_t t0, uint64_t end, double iops, double bw)
+{
+	char a[32], b[32], c[32];
+
+	if (!m->ctl || !m->ctl->status)
+		return;
+	perf_fmt_ns(a, sizeof(a), (double)(now - t0));
+	perf_fmt_count(b, sizeof(b), iops);
+	if (end > now)
+		perf_fmt_ns(c, sizeof(c), (double)(end - now));
+	else
+		snprintf(c, sizeof(c), "-");
+	fprintf(stderr, "\r\033[K%s%s%s%s %s  %s IOPS  %.1f MiB/s  ETA %s",
+		m->ctl->tag ? "[" : "", m->ctl->tag ? m->ctl->tag : "",
+		m->ctl->tag ? "] " : "", what, a, b, bw / 1048576.0, c);
+	fflush(stderr);
+	m->status_drawn = true;
+}
+
+static void status_clear(struct monitor *m)
+{
+	if (m->status_drawn) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		m->status_drawn = false;
+	}
+}
+
+/* Wait until @until or until every job finished; true when they did. */
+static bool wait_jobs(struct perf_shared *sh, unsigned int nr_jobs,
+		      uint64_t until)
+{
+	struct timespec ts = { (time_t)(until / 1000000000ull),
+			       (long)(until % 1000000000ull) };
+	bool done;
+
+	pthread_mutex_lock(&sh->lock);
+	while (sh->finished < nr_jobs) {
+		if (pthread_cond_timedwait(&sh->cond, &sh->lock, &ts) ==
+		    ETIMEDOUT)
+			break;
+	}
+	done = sh->finished >= nr_jobs;
+	pthread_mutex_unlock(&sh->lock);
+	return done;
+}
+
+static void check_interrupt(struct monitor *m, struct perf_result *res)
+{
+	if (m->ctl && m->ctl->interrupted && *m->ctl->interrupted) {
+		atomic_store(&m->sh->stop, true);
+		res->interrupted = true;
+	}
+}
+
+static int start_jobs(struct perf_job *jobs, unsigned int n, pthread_t *tids,
+		      char *err, size_t errlen)
+{
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		rc = pthread_create(&tids[i], NULL, perf_job_main, &jobs[i]);
+		if (rc) {
+			snprintf(err, errlen, "cannot start job thread: %s",
+				 strerror(rc));
+			atomic_store(&jobs[0].sh->stop, true);
+			while (i--)
+				pthread_join(tids[i], NULL);
+			return -rc;
+		}
+	}
+	return 0;
+}
+
+static void join_jobs(pthread_t *tids, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		pthread_join(tids[i], NULL);
+}
+
+/*
+ * The measured phase: watch the jobs, take bandwidth samples every
+ * PERF_SAMPLE_NS from the end of the ramp, and CPU / idle snapshots at the
+ * ends of the measured window.
+ */
+static void monitor_run(struct monitor *m, const struct perf_phase *ph,
+			struct perf_result *res)
+{
+	struct perf_idle_snap idle0 = { 0 }, idle1 = { 0 };
+	struct perf_cpu_snap cpu0, cpu1;
+	uint64_t tick, start, end, now, eta_end;
+	double iops = 0, bw = 0;
+	bool have_idle0, done = false;
+	unsigned int nticks = 0;
+
+	eta_end = ph->deadline;
+	/* Ramp: no samples, only the status line. */
+	while (!done && (now = perf_now()) < ph->ramp_end) {
+		uint64_t next = now + STATUS_EVERY * PERF_SAMPLE_NS;
+
+		done = wait_jobs(m->sh, m->nr_jobs,
+				 next < ph->ramp_end ? next : ph->ramp_end);
+		check_interrupt(m, res);
+		status_line(m, "ramp", perf_now(), ph->t_begin,
+			    ph->deadline ? ph->deadline : ph->ramp_end, 0, 0);
+	}
+	start = perf_now();
+	have_idle0 = !perf_idle_snapshot(&idle0, NULL);
+	perf_cpu_snapshot(&cpu0);
+	progress(m, m->last_bytes, &m->last_ios);
+	tick = start;
+	while (!done) {
+		done = wait_jobs(m->sh, m->nr_jobs, tick + PERF_SAMPLE_NS);
+		now = perf_now();
+		check_interrupt(m, res);
+		if (done)
+			break;
+		sample(m, now - tick, true, &iops, &bw);
+		tick = now;
+		if (++nticks % STATUS_EVERY == 0) {
+			uint64_t e = eta_end;
+
+			if (!e && ph->ios) {
+				double frac = (double)m->last_ios /
+					      ((double)ph->ios * m->nr_jobs);
+
+				if (frac > 0.01)
+					e = start +
+					    (uint64_t)((now - start) / frac);
+			}
+			status_line(m, "run", now, ph->t_begin, e, iops, bw);
+		}
+	}
+	end = perf_now();
+	perf_cpu_snapshot(&cpu1);
+	/* A run shorter than one interval still gets one sample. */
+	if (!m->bw[PERF_DIR_ALL].n && end > tick)
+		sample(m, end - tick, true, &iops, &bw);
+	if (have_idle0 && !perf_idle_snapshot(&idle1, NULL)) {
+		res->have_idle = !perf_idle_diff(&idle0, &idle1, end - start,
+						 &res->idle);
+	}
+	perf_idle_snap_free(&idle0);
+	perf_idle_snap_free(&idle1);
+	res->wall_ns = end - start;
+	if (res->wall_ns) {
+		res->usr_pct = (double)(cpu1.usr_ns - cpu0.usr_ns) * 100.0 /
+			       (double)res->wall_ns;
+		res->sys_pct = (double)(cpu1.sys_ns - cpu0.sys_ns) * 100.0 /
+			       (double)res->wall_ns;
+	}
+	res->ctx_switches = (cpu1.vctx - cpu0.vctx) + (cpu1.ivctx - cpu0.ivctx);
+	for (unsigned int d = 0; d <= PERF_NR_DIRS; d++) {
+		rate_done(&m->bw[d], &res->bw[d]);
+		rate_done(&m->iops[d], &res->iops[d]);
+	}
+}
+
+/* A phase without measurements (the --verify read-back). */
+static void monitor_quiet(struct monitor *m, struct perf_result *res)
+{
+	bool done = false;
+
+	while (!done) {
+		done = wait_jobs(m->sh, m->nr_jobs,
+				 perf_now() + STATUS_EVERY * PERF_SAMPLE_NS);
+		check_interrupt(m, res);
+		if (!done && m->ctl && m->ctl->status) {
+			fprintf(stderr, "\r\033[K%s%s%sverifying",
+				m->ctl->tag ? "[" : "",
+				m->ctl->tag ? m->ctl->tag : "",
+				m->ctl->tag ? "] " : "");
+			fflush(stderr);
+			m->status_drawn = true;
+		}
+	}
+}
+
+static void copy_model(char *dst, size_t len, const struct nvq_ctrl *ctrl)
+{
+	const struct nvme_id_ctrl *id = nvq_id_ctrl(ctrl);
+	size_t n;
+
+	dst[0] = '\0';
+	if (!id)
+		return;
+	n = sizeof(id->mn) < len - 1 ? sizeof(id->mn) : len - 1;
+	memcpy(dst, id->mn, n);
+	dst[n] = '\0';
+	/* Identify strings are space padded ASCII; keep them printable. */
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)dst[i] < 0x20 ||
+		    (unsigned char)dst[i] > 0x7e)
+			dst[i] = '?';
+	while (n && dst[n - 1] == ' ')
+		dst[--n] = '\0';
+}
+
+static uint32_t make_run_id(void)
+{
+	uint64_t s = perf_now() ^ ((uint64_t)getpid() << 32);
+	uint32_t id;
+
+	s = (s ^ (s >> 31)) * 0x7fb5d329728ea185ull;
+	s = (s ^ (s >> 27)) * 0x81dadef4bc2dd44dull;
+	id = (uint32_t)(s ^ (s >> 33));
+	return id ? id : 1;
+}
+
+/* Resolve namespace and region; fills @t and the device part of @res. */
+static int resolve_target(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
+			  struct perf_target *t, struct perf_result *res,
+			  char *err, size_t errlen)
+{
+	struct nvq_ns_info info;
+	uint64_t ns_bytes, region, end;
+	uint32_t nsid = cfg->nsid;
+	int rc;
+
+	if (!nsid) {
+		rc = nvq_ns_list(ctrl, &nsid, 1);
+		if (rc < 0) {
+			snprintf(err, errlen, "listing namespaces: %s",
+				 nvq_errmsg());
+			return rc;
+		}
+		if (!rc)
+			return usage_err(err, errlen,
+					 "-d %s: the controller has no active "
+					 "namespace",
+					 cfg->uri);
+	}
+	rc = nvq_ns_info(ctrl, nsid, &info);
+	if (rc == -ENOENT)
+		return usage_err(err, errlen,
+				 "--nsid %u: namespace not active on %s", nsid,
+				 cfg->uri);
+	if (rc) {
+		snprintf(err, errlen, "namespace %u: %s", nsid, nvq_errmsg());
+		return rc;
+	}
+	if (!info.lba_size || !info.nlba ||
+	    info.nlba > UINT64_MAX / info.lba_size) {
+		snprintf(err, errlen, "namespace %u: unusable geometry", nsid);
+		return -EIO;
+	}
+	ns_bytes = info.nlba * info.lba_size;
+	if (cfg->bs % info.lba_size)
+		return usage_err(err, errlen,
+				 "--bs %llu: not a multiple of the %u-byte "
+				 "LBA size of namespace %u",
+				 (unsigned long long)cfg->bs, info.lba_size,
+				 nsid);
+	if (cfg->verify && info.lba_size < PERF_VERIFY_HDR)
+		return usage_err(err, errlen,
+				 "--verify: LBA size %u is too small",
+				 info.lba_size);
+	if (cfg->offset % info.lba_size)
+		return usage_err(err, errlen,
+				 "--offset %llu: not a multiple of the "
+				 "%u-byte LBA size",
+				 (unsigned long long)cfg->offset,
+				 info.lba_size);
+	if (cfg->offset >= ns_bytes)
+		return usage_err(err, errlen,
+				 "--offset %llu: beyond the end of namespace "
+				 "%u (%llu bytes)",
+				 (unsigned long long)cfg->offset, nsid,
+				 (unsigned long long)ns_bytes);
+	region = cfg->size ? cfg->size : ns_bytes - cfg->offset;
+	if (__builtin_add_overflow(cfg->offset, region, &end) || end > ns_bytes)
+		return usage_err(err, errlen,
+				 "--size %llu: the region ends beyond "
+				 "namespace %u (%llu bytes)",
+				 (unsigned long long)region, nsid,
+				 (unsigned long long)ns_bytes);
+	if (region < cfg->bs)
+		return usage_err(err, errlen,
+				 "--size %llu: smaller than one --bs %llu I/O",
+				 (unsigned long long)region,
+				 (unsigned long long)cfg->bs);
+	t->ctrl = ctrl;
+	t->nsid = nsid;
+	t->lba_size = info.lba_size;
+	t->bs = cfg->bs;
+	t->nlb = (uint32_t)(cfg->bs / info.lba_size);
+	t->region_lba = cfg->offset / info.lba_size;
+	t->region_blocks = region / cfg->bs;
+	if (!perf_rw_random(cfg->rw) && t->region_blocks < cfg->threads)
+		return usage_err(err, errlen,
+				 "--size: %llu blocks of --bs %llu cannot be "
+				 "split among %u threads",
+				 (unsigned long long)t->region_blocks,
+				 (unsigned long long)cfg->bs, cfg->threads);
+	res->nsid = nsid;
+	res->lba_size = info.lba_size;
+	res->ns_bytes = ns_bytes;
+	return 0;
+}
+
+int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
+	     struct perf_result *res, char *err, size_t errlen)
+{
+	struct perf_phase phase = { 0 }, vphase;
+	struct perf_shared sh = { 0 };
+	struct perf_target tgt = { 0 };
+	struct monitor mon = { 0 };
+	struct perf_job *jobs = NULL;
+	pthread_t *tids = NULL;
+	struct nvq_ctrl *ctrl;
+	struct nvq_opts opts;
+	pthread_condattr_t ca;
+	unsigned int i, nr_init = 0;
+	uint64_t last = 0;
+	bool all_idle = true;
+	int rc;
+
+	res->cfg = cfg;
+	nvq_opts_init(&opts);
+	opts.nr_queues = cfg->threads;
+	opts.mode = cfg->mode;
+	opts.exclusive = cfg->exclusive;
+	if (cfg->qd >= 256)
+		opts.queue_depth = cfg->qd + 1 > 65536 ? 65536 : cfg->qd + 1;
+	rc = nvq_open(cfg->uri, &opts, &ctrl);
+	if (rc) {
+		snprintf(err, errlen, "-d %s: %s", cfg->uri,
+			 nvq_errmsg()[0] ? nvq_errmsg() : strerror(-rc));
+		return rc == -EINVAL ? PERF_EUSAGE : rc;
+	}
+	copy_model(res->model, sizeof(res->model), ctrl);
+	res->nr_queues = nvq_queue_count(ctrl);
+	rc = resolve_target(cfg, ctrl, &tgt, res, err, errlen);
+	if (rc)
+		goto out_close;
+	if (res->nr_queues < cfg->threads) {
+		rc = usage_err(err, errlen,
+			       "--threads %u: the controller granted only %u "
+			       "I/O queues",
+			       cfg->threads, res->nr_queues);
+		goto out_close;
+	}
+	tgt.run_id = make_run_id();
+	res->run_id = tgt.run_id;
+
+	pthread_mutex_init(&sh.lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sh.cond, &ca);
+	pthread_condattr_destroy(&ca);
+	sh.tgt = &tgt;
+	sh.phase = &phase;
+
+	jobs = calloc(cfg->threads, sizeof(*jobs));
+	tids = calloc(cfg->threads, sizeof(*tids));
+	if (!jobs || !tids) {
+		snprintf(err, errlen, "out of memory");
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	for (i = 0; i < cfg->threads; i++) {
+		struct nvq_queue *q = nvq_queue_get(ctrl, i);
+
+		if (!q) {
+			snprintf(err, errlen, "I/O queue %u missing", i);
+			rc = -EIO;
+			goto out_free;
+		}
+		rc = perf_job_init(&jobs[i], &sh, cfg, q, i, cfg->threads, err,
+				   errlen);
+		nr_init = i + 1;
+		if (rc)
+			goto out_free;
+	}
+
+	phase.random = perf_rw_random(cfg->rw);
+	phase.read_pct = perf_read_pct(cfg);
+	phase.record = true;
+	phase.ios = cfg->ios;
+	phase.one_pass = !cfg->time_ns && !cfg->ios;
+	phase.verify_fill = cfg->verify;
+	phase.verify_check = cfg->verify;
+	phase.check_run_id = 0; /* data of an earlier run */
+	for (i = 0; i < cfg->threads; i++)
+		perf_job_rearm(&jobs[i]);
+
+	mon.ctl = ctl;
+	mon.cfg = cfg;
+	mon.sh = &sh;
+	mon.jobs = jobs;
+	mon.nr_jobs = cfg->threads;
+
+	phase.t_begin = perf_now();
+	phase.ramp_end = phase.t_begin + cfg->ramp_ns;
+	phase.deadline = cfg->time_ns ? phase.ramp_end + cfg->time_ns : 0;
+	rc = start_jobs(jobs, cfg->threads, tids, err, errlen);
+	if (rc)
+		goto out_free;
+	monitor_run(&mon, &phase, res);
+	join_jobs(tids, cfg->threads);
+
+	/* Read back what this run wrote, exactly where it wrote it. */
+	if (cfg->verify && phase.read_pct < 100 && !atomic_load(&sh.stop)) {
+		vphase = phase;
+		vphase.read_pct = 100;
+		vphase.record = false;
+		vphase.ios = 0;
+		vphase.one_pass = false;
+		vphase.deadline = 0;
+		vphase.ramp_end = 0;
+		vphase.verify_fill = false;
+		vphase.verify_check = true;
+		vphase.check_run_id = tgt.run_id;
+		vphase.replay = true;
+		sh.phase = &vphase;
+		sh.finished = 0;
+		for (i = 0; i < cfg->threads; i++)
+			perf_job_rearm(&jobs[i]);
+		rc = start_jobs(jobs, cfg->threads, tids, err, errlen);
+		if (rc)
+			goto out_free;
+		monitor_quiet(&mon, res);
+		join_jobs(tids, cfg->threads);
+	}
+	status_clear(&mon);
+
+	for (i = 0; i < cfg->threads; i++) {
+		uint64_t l = perf_job_collect(&jobs[i], res);
+
+		if (l > last)
+			last = l;
+	}
+	res->runtime_ns = last > phase.ramp_end ? last - phase.ramp_end : 0;
+	rc = 0;
+
+out_free:
+	status_clear(&mon);
+	for (i = 0; i < nr_init; i++)
+		if (!perf_job_idle(&jobs[i]))
+			all_idle = false;
+	/* DMA memory the device may still write is freed by nvq_close(). */
+	if (all_idle)
+		for (i = 0; i < nr_init; i++)
+			perf_job_release(&jobs[i], true);
+	nvq_close(ctrl);
+	ctrl = NULL;
+	if (!all_idle)
+		for (i = 0; i < nr_init; i++)
+			perf_job_release(&jobs[i], false);
+	free(jobs);
+	free(tids);
+	if (sh.tgt) {
+		pthread_mutex_destroy(&sh.lock);
+		pthread_cond_destroy(&sh.cond);
+	}
+	return rc;
+
+out_close:
+	nvq_close(ctrl);
+	return rc;
+}
