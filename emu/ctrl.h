@@ -16,6 +16,9 @@
 #include "nvq/spec.h"
 #include "emu.h"
 
+/* Internal to the emulator: not exported from libnvq.so. */
+#pragma GCC visibility push(hidden)
+
 #define emu_likely(x) __builtin_expect(!!(x), 1)
 #define emu_unlikely(x) __builtin_expect(!!(x), 0)
 
@@ -71,6 +74,7 @@ struct emu_iommu {
 	const struct emu_iommu_entry *last; /* translation cache */
 };
 
+/* Set up an empty IOMMU / free its table. */
 int emu_iommu_init(struct emu_iommu *m);
 void emu_iommu_fini(struct emu_iommu *m);
 
@@ -103,7 +107,9 @@ struct emu_media {
 	int fd; /* -1 for RAM */
 };
 
+/* Map RAM or the backing file (created/extended) for all namespaces. */
 int emu_media_open(struct emu_media *m, const struct nvq_emu_params *p);
+/* Unmap and close; no sync (an unsafe power loss keeps the page cache). */
 void emu_media_close(struct emu_media *m);
 /* Make [@off, @off + @len) durable (file backing); 0 or -errno. */
 int emu_media_sync(struct emu_media *m, uint64_t off, uint64_t len);
@@ -253,6 +259,7 @@ struct nvq_emu {
 
 	struct emu_cmd **heap; /* pending commands by due time */
 	uint32_t heap_n, heap_cap;
+	uint32_t nr_slots; /* command slots of all SQs: the heap's bound */
 
 	uint16_t aer_cids[EMU_AERL + 1];
 	uint32_t nr_aer;
@@ -308,74 +315,129 @@ static inline void emu_store_sc(uint32_t *p, uint32_t v)
 	__atomic_store_n(p, v, __ATOMIC_SEQ_CST);
 }
 
-/* device.c */
-void emu_kick(struct nvq_emu *c);
-void emu_set_csts(struct nvq_emu *c, uint32_t set, uint32_t clear);
-void emu_fatal(struct nvq_emu *c, const char *why);
+/* ---- device.c ---- */
 
-/* regs.c */
+/* Host side: wake the device thread if it sleeps (cheap when it does not). */
+void emu_kick(struct nvq_emu *c);
+/* Device thread: update CSTS (the only writer). */
+void emu_set_csts(struct nvq_emu *c, uint32_t set, uint32_t clear);
+/* Device thread: controller fatal status; queues stop until a reset. */
+void emu_fatal(struct nvq_emu *c, const char *why);
+/* Execute @sqe fetched from @sq and post its completion (unless held). */
+void emu_exec(struct nvq_emu *c, struct emu_sq *sq, const struct nvme_sqe *sqe);
+
+/* ---- regs.c ---- */
+
+/* Fill CAP and VS from the parameters. */
 void emu_regs_init(struct nvq_emu *c);
+/* Device thread: act on CC_EV_* events collected from host CC writes. */
 void emu_cc_events(struct nvq_emu *c, uint32_t ev);
+/* Device thread: CC.EN 1 -> 0, back to the power-on state. */
 void emu_reset(struct nvq_emu *c);
+/* Device thread: set CSTS.RDY once enabled and rdy_delay has passed. */
 void emu_poll_ready(struct nvq_emu *c);
 
-/* queue.c */
+/* ---- queue.c ---- */
+
+/*
+ * Create SQ/CQ @qid of @size entries at device address @iova (@pc:
+ * contiguous, else @iova is a PRP list). -EFAULT when the ring is not in
+ * mapped memory, -ENOMEM. The caller checked every field.
+ */
 int emu_sq_create(struct nvq_emu *c, uint16_t qid, uint64_t iova, uint32_t size,
 		  struct emu_cq *cq, uint16_t prio, bool pc);
 int emu_cq_create(struct nvq_emu *c, uint16_t qid, uint64_t iova, uint32_t size,
 		  uint16_t iv, bool ien, bool pc);
+/* Delete an SQ; commands still waiting complete as aborted (SQ deletion). */
 void emu_sq_delete(struct nvq_emu *c, struct emu_sq *sq);
+/* Delete a CQ that has no SQs left; held completions are dropped. */
 void emu_cq_delete(struct nvq_emu *c, struct emu_cq *cq);
+/* Reset: drop every queue and pending command without completions. */
 void emu_queues_delete_all(struct nvq_emu *c);
+/* Re-translate queue rings and shadow pages after an IOMMU change;
+ * false if one is no longer mapped. */
 bool emu_queues_remap(struct nvq_emu *c);
+/* Switch the existing I/O queues to the configured shadow doorbells. */
 void emu_queues_bind_dbbuf(struct nvq_emu *c);
+/* Fetch and start commands from every SQ; returns how many. */
 unsigned int emu_fetch(struct nvq_emu *c);
+/* Execute a command whose media latency has expired; frees its slot. */
 void emu_cmd_done(struct nvq_emu *c, struct emu_cmd *cmd);
+/* Post a completion for @cid of @sq (held if the CQ is full); errors are
+ * logged with @req's details (may be NULL). */
 void emu_complete(struct nvq_emu *c, struct emu_sq *sq, uint16_t cid,
 		  uint16_t status, uint32_t dw0, const struct emu_req *req);
+/* Post held completions where CQ space was freed; returns how many. */
 unsigned int emu_flush_overflow(struct nvq_emu *c);
+/* Signal the vectors of CQs that got entries this pass (coalescing). */
 void emu_irq_flush(struct nvq_emu *c);
+/* Any doorbell news? With @publish, write EventIdx first (see queue.c). */
 bool emu_queues_idle_check(struct nvq_emu *c, bool publish);
+/* Earliest time a coalesced interrupt is due, UINT64_MAX if none. */
 uint64_t emu_irq_deadline(struct nvq_emu *c);
 
-/* exec: admin.c, nvm.c */
+/* ---- admin.c, nvm.c: return the NVMe status, fill @req->dw0 ---- */
+
+/* Execute an admin command. */
 uint16_t emu_admin_exec(struct nvq_emu *c, struct emu_req *req);
+/* Execute an NVM command. */
 uint16_t emu_nvm_exec(struct nvq_emu *c, struct emu_req *req);
+/* Reset: forget outstanding AERs and queued events. */
 void emu_admin_reset(struct nvq_emu *c);
 
-/* prp.c: data pointer walk and DMA helpers. Return an NVMe status. */
+/* ---- prp.c: data pointers; return an NVMe status ---- */
+
+/* Validate and translate the PRPs of a @len-byte transfer into c->segs
+ * (*@nseg entries). */
 uint16_t emu_prp_map(struct nvq_emu *c, uint64_t prp1, uint64_t prp2,
 		     uint64_t len, uint32_t *nseg);
+/* Copy @len bytes to / from the host buffer that @sqe's PRPs describe. */
 uint16_t emu_dma_to_host(struct nvq_emu *c, const struct nvme_sqe *sqe,
 			 const void *src, uint64_t len);
 uint16_t emu_dma_from_host(struct nvq_emu *c, const struct nvme_sqe *sqe,
 			   void *dst, uint64_t len);
 
-/* timer.c: min-heap of commands by due time */
-int emu_heap_reserve(struct nvq_emu *c, uint32_t more);
+/* ---- timer.c: min-heap of commands by due time ---- */
+
+/* Make room for @want entries in all (at SQ creation, not on the I/O
+ * path): the command slots of every SQ. */
+int emu_heap_reserve(struct nvq_emu *c, uint32_t want);
+/* Add @cmd (room reserved). */
 void emu_heap_push(struct nvq_emu *c, struct emu_cmd *cmd);
+/* Remove and return the earliest command due at @now, or NULL. */
 struct emu_cmd *emu_heap_pop_due(struct nvq_emu *c, uint64_t now);
+/* Remove @cmd wherever it is (Abort, SQ deletion). */
 void emu_heap_remove(struct nvq_emu *c, struct emu_cmd *cmd);
+/* Due time of the earliest command, UINT64_MAX if none. */
 static inline uint64_t emu_heap_next(const struct nvq_emu *c)
 {
 	return c->heap_n ? c->heap[0]->due : UINT64_MAX;
 }
 
-/* log.c: error log, SMART, AER */
+/* ---- log.c: error log, SMART, asynchronous events ---- */
+
+/* Add an Error Information entry for a failed command. */
 void emu_log_error(struct nvq_emu *c, uint16_t sqid, uint16_t cid,
 		   uint16_t status, const struct emu_req *req);
+/* Queue an asynchronous event and deliver what can be delivered. */
 void emu_aer_raise(struct nvq_emu *c, uint8_t type, uint8_t info, uint8_t lid);
+/* Complete outstanding AERs with queued, unmasked events. */
 void emu_aer_deliver(struct nvq_emu *c);
+/* Get Log Page. */
 uint16_t emu_get_log_page(struct nvq_emu *c, struct emu_req *req);
+/* Composite temperature in Kelvin. */
 uint16_t emu_temperature(const struct nvq_emu *c);
+/* Raise the SMART temperature event if a threshold is crossed. */
 void emu_check_temperature(struct nvq_emu *c);
 
-/* features.c */
+/* ---- features.c ---- */
+
+/* Every feature to its default (creation and reset). */
 void emu_features_default(struct nvq_emu *c);
+/* Set Features / Get Features. */
 uint16_t emu_set_features(struct nvq_emu *c, struct emu_req *req);
 uint16_t emu_get_features(struct nvq_emu *c, struct emu_req *req);
 
-/* Command execution and completion, shared by fetch and timer paths. */
-void emu_exec(struct nvq_emu *c, struct emu_sq *sq, const struct nvme_sqe *sqe);
+#pragma GCC visibility pop
 
 #endif /* NVQ_EMU_CTRL_H */

@@ -141,11 +141,12 @@ static bool has_work(struct nvq_emu *c, bool publish)
 
 static uint64_t next_deadline(struct nvq_emu *c)
 {
-	uint64_t d = emu_heap_next(c);
+	/* A fatal controller runs no passes: its commands wait forever. */
+	uint64_t d = c->ready && !c->fatal ? emu_heap_next(c) : UINT64_MAX;
 
 	if (c->enabled && !c->ready && !c->fatal && c->rdy_at < d)
 		d = c->rdy_at;
-	if (c->nr_batch && c->coalesce_on) {
+	if (c->nr_batch && c->coalesce_on && c->ready && !c->fatal) {
 		uint64_t i = emu_irq_deadline(c);
 
 		if (i < d)

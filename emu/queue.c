@@ -197,7 +197,8 @@ int emu_sq_create(struct nvq_emu *c, uint16_t qid, uint64_t iova, uint32_t size,
 		return -ENOMEM;
 	sq->cmds = calloc(size, sizeof(*sq->cmds));
 	sq->free_slots = calloc(size, sizeof(*sq->free_slots));
-	if (!sq->cmds || !sq->free_slots || emu_heap_reserve(c, size) ||
+	if (!sq->cmds || !sq->free_slots ||
+	    emu_heap_reserve(c, c->nr_slots + size) ||
 	    cq_reserve(c, cq, size)) {
 		free(sq->cmds);
 		free(sq->free_slots);
@@ -211,6 +212,7 @@ int emu_sq_create(struct nvq_emu *c, uint16_t qid, uint64_t iova, uint32_t size,
 		sq->free_slots[i] = (uint16_t)(size - 1 - i);
 	}
 	sq->nr_free = size;
+	c->nr_slots += size;
 	sq->ring = ring;
 	sq->iova = iova;
 	sq->pc = pc;
@@ -237,6 +239,7 @@ static void sq_free(struct nvq_emu *c, struct emu_sq *sq)
 	last->idx = sq->idx;
 	c->active[sq->idx] = last;
 	sq->cq->nr_sqs--;
+	c->nr_slots -= sq->size;
 	c->sqs[sq->qid] = NULL;
 	if (sq->qid)
 		c->nr_io_sqs--;
@@ -267,6 +270,16 @@ void emu_sq_delete(struct nvq_emu *c, struct emu_sq *sq)
 
 static void cq_free(struct nvq_emu *c, struct emu_cq *cq)
 {
+	uint32_t i;
+
+	/* Not in the interrupt batch any more (it may die mid-pass). */
+	if (cq->in_batch) {
+		for (i = 0; i < c->nr_batch; i++)
+			if (c->batch[i] == cq)
+				break;
+		if (i < c->nr_batch)
+			c->batch[i] = c->batch[--c->nr_batch];
+	}
 	if (cq->ovf_cnt)
 		c->ovf_cqs--;
 	c->cqs[cq->qid] = NULL;

@@ -10,9 +10,8 @@
 
 #include "ctrl.h"
 
-int emu_heap_reserve(struct nvq_emu *c, uint32_t more)
+int emu_heap_reserve(struct nvq_emu *c, uint32_t want)
 {
-	uint32_t want = c->heap_n + more;
 	struct emu_cmd **h;
 
 	if (want <= c->heap_cap)

@@ -566,6 +566,33 @@ static void abort_and_delete(void)
 		CHECK_ST(NVME_STATUS(c.status), GEN, NVME_SC_ABORT_QUEUE);
 	}
 	CHECK_OK(del_q(h, nvme_admin_delete_cq, 1));
+
+	/* Delete SQ (posting aborts to its CQ) and Delete CQ in one batch:
+	 * the CQ goes away in the same device pass that wrote to it. */
+	q = h_ioq(h, 1, 16, true, 1);
+	for (i = 0; i < 3; i++) {
+		s = h_sqe(nvme_cmd_read);
+		s.nsid = 1;
+		h_prp(h, &s, buf, 4096);
+		h_push(h, q, &s);
+	}
+	h_ring(h, q);
+	fetched(h);
+	s = h_sqe(nvme_admin_delete_sq);
+	s.cdw10 = 1;
+	h_push(h, &h->aq, &s);
+	s = h_sqe(nvme_admin_delete_cq);
+	s.cdw10 = 1;
+	h_push(h, &h->aq, &s);
+	h_ring(h, &h->aq);
+	for (i = 0; i < 2; i++) {
+		CHECK_EQ(h_reap(h, &h->aq, &c, H_TIMEOUT_MS), 0);
+		CHECK_OK(NVME_STATUS(c.status));
+	}
+	for (i = 0; i < 3; i++) {
+		CHECK_EQ(h_reap_noring(q, &c, H_TIMEOUT_MS), 0);
+		CHECK_ST(NVME_STATUS(c.status), GEN, NVME_SC_ABORT_QUEUE);
+	}
 	h_close(h);
 }
 

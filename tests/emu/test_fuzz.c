@@ -18,7 +18,7 @@ static uint64_t seed = 0x5eed1234abcdull;
 static uint8_t *data;
 static uint64_t data_iova;
 static uint64_t dbbuf_iova[2];
-static unsigned int aers_held, other_cqes;
+static unsigned int aers_held, other_cqes, created;
 
 static uint64_t rnd(void)
 {
@@ -186,13 +186,20 @@ static void fuzz_admin(struct h *h)
 		if (rnd() % 4) {
 			qid = (uint16_t)(rnd() % (QPAIRS + 2));
 			s.cdw10 = qid | (uint32_t)(rnd() % 70) << 16;
-			if (rnd() % 3)
+			if (rnd() % 5)
 				s.cdw11 = (s.cdw11 & 0xffff0000u) | 1 |
 					  (uint32_t)(rnd() % 4);
-			if (rnd() % 2)
+			if (rnd() % 5)
 				s.cdw11 = (s.cdw11 & 0xffff) |
 					  (uint32_t)(rnd() % (QPAIRS + 2))
 						  << 16;
+		}
+		/* Often a plausible ring in the data region: queues that
+		 * exist get rung by fuzz_bells() and run data garbage. */
+		if (rnd() % 4) {
+			s.flags = 0;
+			s.prp1 = data_iova +
+				 (rnd() % (DATA_LEN / 4096 - 1)) * 4096;
 		}
 		qid = s.cdw10 & 0xffff;
 		if ((s.opcode == nvme_admin_delete_sq ||
@@ -253,6 +260,10 @@ static void fuzz_admin(struct h *h)
 		}
 		if (s.opcode == nvme_admin_dbbuf && !NVME_STATUS(c.status))
 			adopt_dbbuf(h);
+		if ((s.opcode == nvme_admin_create_sq ||
+		     s.opcode == nvme_admin_create_cq) &&
+		    !NVME_STATUS(c.status))
+			created++;
 	}
 }
 
@@ -295,21 +306,15 @@ static void fuzz_bells(struct h *h)
 	}
 }
 
-int main(void)
+static void fuzz_run(const char *params, unsigned int iters)
 {
-	struct h *h = h_open("size=4M,ns=2,qpairs=6,mqes=63,mdts=3,msix=4");
+	struct h *h = h_open(params);
 	struct hq *q1, *q2;
-	uint64_t *p;
-	unsigned int i, iters = ITERS;
-	uint64_t seed0;
+	uint64_t *p, seed0 = seed;
+	unsigned int i;
 	uint8_t *b;
 
-	if (getenv("NVQ_FUZZ_SEED"))
-		seed = strtoull(getenv("NVQ_FUZZ_SEED"), NULL, 0);
-	if (getenv("NVQ_FUZZ_ITERS"))
-		iters = (unsigned int)strtoul(getenv("NVQ_FUZZ_ITERS"), NULL,
-					      0);
-	seed0 = seed;
+	aers_held = other_cqes = created = 0;
 	h_enable(h);
 	q1 = h_ioq(h, 1, 32, true, 1);
 	q2 = h_ioq(h, 2, 32, false, 0);
@@ -345,8 +350,27 @@ int main(void)
 		CHECK_EQ(b[i], 0xa5);
 	CHECK_OK(final_cmd(h, &h->aq, nvme_admin_identify, b));
 	CHECK_EQ(((struct nvme_id_ctrl *)b)->nn, 1024);
-	printf("fuzz: seed 0x%llx, %u iterations, %u AERs submitted, %u other CQEs\n",
-	       (unsigned long long)seed0, iters, aers_held, other_cqes);
+	printf("fuzz '%s': seed 0x%llx, %u iterations, %u AERs, %u queues "
+	       "created, %u other CQEs\n",
+	       params, (unsigned long long)seed0, iters, aers_held, created,
+	       other_cqes);
 	h_close(h);
+}
+
+int main(void)
+{
+	unsigned int iters = ITERS;
+
+	if (getenv("NVQ_FUZZ_SEED"))
+		seed = strtoull(getenv("NVQ_FUZZ_SEED"), NULL, 0);
+	if (getenv("NVQ_FUZZ_ITERS"))
+		iters = (unsigned int)strtoul(getenv("NVQ_FUZZ_ITERS"), NULL,
+					      0);
+	fuzz_run("size=4M,ns=2,qpairs=6,mqes=63,mdts=3,msix=4", iters);
+	/* With media latency: commands wait in the device (heap, Abort,
+	 * SQ deletion paths); a sleeping device (idle_spin=0). */
+	fuzz_run("size=4M,ns=2,qpairs=6,mqes=63,mdts=3,msix=4,lat=20us/5us,"
+		 "idle_spin=0",
+		 iters / 3);
 	return 0;
 }
