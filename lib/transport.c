@@ -16,8 +16,7 @@ int nvq_transport_open(const char *uri, struct nvq_transport **t)
 	if (!strncmp(uri, "emu:", 4))
 		return nvq_emu_transport_open(uri + 4, t);
 	if (!strncmp(uri, "vfio:", 5))
-		return nvq_err(-ENOTSUP, "%s: vfio transport not available yet",
-			       uri);
+		return nvq_vfio_transport_open(uri + 5, t);
 	return nvq_err(-EINVAL, "unknown device URI '%s' (use " ACCEPTED ")",
 		       uri);
 }

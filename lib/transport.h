@@ -69,5 +69,6 @@ int nvq_transport_open(const char *uri, struct nvq_transport **t);
 /* Transport constructors, called by nvq_transport_open() with the part of
  * the URI after the scheme's colon. */
 int nvq_emu_transport_open(const char *params, struct nvq_transport **t);
+int nvq_vfio_transport_open(const char *params, struct nvq_transport **t);
 
 #endif /* NVQ_TRANSPORT_H */
