@@ -1,0 +1,1336 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fio external ioengine for nvq.
+ *
+ *   fio --ioengine=external:/path/libnvq_fio.so --thread=1 \
+ *       --filename=emu.size=1G --rw=randread --bs=4k --iodepth=32 ...
+ *
+ * Built against the headers of the very fio version that loads it (the
+ * engine reads fio's structures directly); uses nothing of nvq but the
+ * public API, include/nvq/nvq.h.
+ *
+ * fio splits filename= at ':', so the first '.' of a file name stands for
+ * the ':' after the URI scheme (emu.size=1G is emu:size=1G); the uri=
+ * option names a controller verbatim instead. Jobs in one process that
+ * name the same URI share one controller (reference counted), each on its
+ * own I/O queue while the controller has enough of them. In thread mode a
+ * controller stays open until the engine is unloaded, so that a RAM-backed
+ * emulated device keeps its data from one job to the next.
+ *
+ * Submission: ->queue() places the command in the submission queue with
+ * NVQ_IO_MORE and ->commit() rings one doorbell for the whole batch.
+ * Completions: ->getevents() reaps with nvq_poll() (mode=poll) or sleeps in
+ * nvq_wait() (mode=wait); the callbacks put finished requests on a ring
+ * that ->event() reads.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fio.h"
+#include "optgroup.h"
+
+#include <nvq/nvq.h>
+
+#define ENGINE_NAME "nvq"
+
+#ifndef likely
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#endif
+
+/* Empty polls between two sched_yield() calls while mode=poll waits. */
+#define POLL_SPINS_PER_YIELD 256
+
+/* How long teardown waits for the device to finish outstanding commands. */
+#define DRAIN_TIMEOUT_MS 30000
+
+/* Per-job options (td->eo). */
+struct nvq_fio_options {
+	void *pad; /* fio stores the thread_data here: must stay first */
+	char *uri;
+	unsigned int mode;
+	unsigned int nsid;
+	unsigned int queues;
+	unsigned int qdepth;
+	unsigned int queue_stats;
+	/*
+	 * CPU latency QoS (issue 4) lands here: cpu_lat_limit_us and
+	 * cpu_lat_timeout_ms, two more rows in options[] below, applied to
+	 * the controller right after nvq_open() in dev_get().
+	 */
+};
+
+/* A controller opened by this process, shared by every job naming it. */
+struct dev {
+	struct dev *next;
+	char *uri;
+	struct nvq_ctrl *ctrl;
+	enum nvq_mode mode;
+	unsigned int refs; /* jobs (and size probes) holding it */
+	unsigned int nr_queues;
+	unsigned int *users; /* jobs per I/O queue */
+	bool exclusive; /* lock-free queues: at most one job each */
+};
+
+/* One controller as used by one job: the job's queue on it. */
+struct jdev {
+	struct dev *dev;
+	struct nvq_queue *q;
+	unsigned int qidx;
+	bool shared; /* another job submits on this queue too */
+	bool pending; /* commands placed with NVQ_IO_MORE, doorbell not rung */
+	bool registered; /* the job's I/O buffers are registered with it */
+};
+
+/* One fio file: a namespace on one of the job's controllers. */
+struct jfile {
+	struct jdev *jd;
+	uint32_t nsid;
+	unsigned int lba_shift;
+	uint64_t lba_mask;
+	uint64_t nlba;
+};
+
+/* Per io_u: what the completion callback needs, and the NVMe result. */
+struct req {
+	struct job *job;
+	struct io_u *io_u;
+	int err; /* negative errno, 0 on success */
+	uint16_t status; /* NVMe status when err == -EIO */
+	char msg[160]; /* why a request was refused, for ->errdetails() */
+};
+
+struct job {
+	struct thread_data *td;
+	struct nvq_fio_options *o;
+	struct jdev *jdevs;
+	unsigned int nr_jdevs;
+	struct jfile *jfiles;
+	unsigned int nr_jfiles;
+
+	/*
+	 * Finished requests, reaped by this job's thread, in completion order.
+	 * [head, head + returned) were handed to fio by the last getevents()
+	 * and are read through event(); they are consumed by the next call.
+	 */
+	struct req **ring;
+	unsigned int mask, head, tail, returned;
+
+	/*
+	 * Requests that another job's thread reaped on a shared queue. They
+	 * move to the ring in this job's thread.
+	 */
+	pthread_mutex_t remote_lock;
+	struct req **remote;
+	unsigned int nr_remote; /* atomic: read without the lock */
+	unsigned int remote_done; /* atomic: completions counted remotely */
+
+	/* io_us queued since the last commit: they get their issue time. */
+	struct io_u **queued;
+	unsigned int nr_queued;
+
+	unsigned long long submitted; /* commands accepted by nvq */
+	unsigned long long local_done; /* callbacks run in this thread */
+
+	unsigned long long refused; /* requests failed at submission */
+
+	void *buf; /* td->orig_buffer, DMA memory of jdevs[0] */
+	bool stuck; /* commands never completed: keep the memory alive */
+	/* Every queue of the job is exclusive: only its thread reaps them. */
+	bool owner_only;
+};
+
+/*
+ * The job whose thread is running: on a shared queue a completion callback
+ * compares it with the request's job to tell whether it runs in the
+ * owner's thread. Set once in init(): fio calls every hook of a job from
+ * that job's thread (FIO_NO_OFFLOAD).
+ */
+static __thread struct job *cur_job;
+
+static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dev *devs;
+static pid_t devs_pid;
+
+static struct ioengine_ops *engine_ops(void);
+
+/* ------------------------------------------------------------------ */
+/* Device naming                                                       */
+/* ------------------------------------------------------------------ */
+
+/* "0000.01.00.0": a PCI address with dots where fio cannot take colons. */
+static bool dotted_bdf(const char *s)
+{
+	unsigned int d, b, dv, f;
+	int n = -1;
+
+	return sscanf(s, "%4x.%2x.%2x.%1x%n", &d, &b, &dv, &f, &n) == 4 &&
+	       n == (int)strlen(s);
+}
+
+/*
+ * The controller URI for file @f: the uri= option if given, else the file
+ * name with its first '.' turned into ':' (and, for vfio, the dots of a
+ * dotted PCI address into colons). A name without '.' or ':' is taken as
+ * a scheme with no parameters ("emu" -> "emu:").
+ */
+static int file_uri(const struct nvq_fio_options *o, const struct fio_file *f,
+		    char *buf, size_t len)
+{
+	const char *name = o->uri && o->uri[0] ? o->uri : f->file_name;
+	char *dot;
+	int n;
+
+	if (!name || !name[0])
+		return -EINVAL;
+	n = snprintf(buf, len, "%s", name);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	if (o->uri && o->uri[0])
+		return 0;
+	if (strchr(buf, ':'))
+		return 0; /* fio passed an escaped "\:" through */
+	dot = strchr(buf, '.');
+	if (!dot) {
+		if (strlen(buf) + 2 > len)
+			return -ENAMETOOLONG;
+		strcat(buf, ":");
+		return 0;
+	}
+	*dot = ':';
+	if (!strncmp(buf, "vfio:", 5) && dotted_bdf(dot + 1)) {
+		dot[5] = ':';
+		dot[8] = ':';
+	}
+	return 0;
+}
+
+/* After a failed open of a name that came from filename=: how to write it. */
+static void naming_hint(struct thread_data *td, const struct fio_file *f)
+{
+	const struct nvq_fio_options *o = td->eo;
+
+	if (o->uri && o->uri[0])
+		return;
+	log_err("nvq: %s: filename '%s' names no usable nvq device. Write the "
+		"URI with '.' for the first ':' (filename=emu.size=1G) or use "
+		"uri=emu:size=1G\n",
+		td->o.name, f->file_name);
+}
+
+static const char *mode_name(enum nvq_mode m)
+{
+	return m == NVQ_MODE_WAIT ? "wait" : "poll";
+}
+
+/* ------------------------------------------------------------------ */
+/* Controllers shared between jobs                                     */
+/* ------------------------------------------------------------------ */
+
+/* Jobs of this fio run that use this engine: one queue each. */
+static unsigned int count_engine_jobs(void)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < thread_number; i++)
+		if (tnumber_to_td(i)->io_ops == engine_ops())
+			n++;
+	return n ? n : 1;
+}
+
+static void dev_free(struct dev *d)
+{
+	if (d->ctrl)
+		nvq_close(d->ctrl);
+	free(d->users);
+	free(d->uri);
+	free(d);
+}
+
+/*
+ * Take a reference on the controller named @uri, opening it if this process
+ * has not yet. A controller that no job holds any more but that lingers
+ * (thread mode) is reopened when the new job wants another completion mode.
+ * @probe: called from fio's main thread before the jobs start (file size),
+ * where looking at every job is safe.
+ */
+static int dev_get(struct thread_data *td, const char *uri, bool probe,
+		   struct dev **out)
+{
+	struct nvq_fio_options *o = td->eo;
+	enum nvq_mode mode = o->mode;
+	unsigned int jobs;
+	struct nvq_opts opts;
+	struct dev *d, **pp;
+	int rc;
+
+	pthread_mutex_lock(&devs_lock);
+	if (devs_pid != getpid()) {
+		/*
+		 * A forked job process: the controllers of the parent are not
+		 * usable here (their threads stayed behind). Forget them.
+		 */
+		devs = NULL;
+		devs_pid = getpid();
+	}
+	for (pp = &devs; (d = *pp); pp = &d->next) {
+		if (strcmp(d->uri, uri))
+			continue;
+		if (d->mode == mode)
+			goto found;
+		if (d->refs) {
+			log_err("nvq: %s is open in mode=%s by another job; "
+				"jobs sharing a controller need the same mode\n",
+				uri, mode_name(d->mode));
+			pthread_mutex_unlock(&devs_lock);
+			return -EINVAL;
+		}
+		*pp = d->next;
+		dev_free(d);
+		break;
+	}
+
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->uri = strdup(uri))) {
+		free(d);
+		pthread_mutex_unlock(&devs_lock);
+		log_err("nvq: out of memory\n");
+		return -ENOMEM;
+	}
+	/* Jobs that may use the controller; 0 = not known here. */
+	if (!td->o.use_thread)
+		jobs = 1; /* a job process has the controller alone */
+	else if (probe)
+		jobs = count_engine_jobs();
+	else
+		jobs = 0;
+	nvq_opts_init(&opts);
+	opts.mode = mode;
+	if (o->queues)
+		opts.nr_queues = o->queues;
+	else
+		opts.nr_queues = jobs ? jobs : td->o.numjobs;
+	/*
+	 * When every job gets a queue of its own, the queues need no locks
+	 * (the SPDK model); otherwise jobs may have to share one.
+	 */
+	opts.exclusive = jobs && opts.nr_queues >= jobs;
+	/* NVMe queues hold one entry less than their size. */
+	opts.queue_depth = o->qdepth ? o->qdepth : 2 * td->o.iodepth + 1;
+	if (opts.queue_depth < 256)
+		opts.queue_depth = 256;
+
+	rc = nvq_open(uri, &opts, &d->ctrl);
+	if (!rc && opts.exclusive && nvq_queue_count(d->ctrl) < jobs) {
+		/* The controller granted fewer queues than there are jobs. */
+		nvq_close(d->ctrl);
+		opts.exclusive = false;
+		rc = nvq_open(uri, &opts, &d->ctrl);
+	}
+	if (rc) {
+		log_err("nvq: cannot open controller '%s': %s\n", uri,
+			nvq_errmsg());
+		d->ctrl = NULL;
+		dev_free(d);
+		pthread_mutex_unlock(&devs_lock);
+		return rc;
+	}
+	d->exclusive = opts.exclusive;
+	d->mode = mode;
+	d->nr_queues = nvq_queue_count(d->ctrl);
+	d->users = calloc(d->nr_queues ? d->nr_queues : 1, sizeof(*d->users));
+	if (!d->users || !d->nr_queues) {
+		rc = d->nr_queues ? -ENOMEM : -ENODEV;
+		log_err("nvq: %s: %s\n", uri,
+			d->nr_queues ? "out of memory" : "no I/O queues");
+		dev_free(d);
+		pthread_mutex_unlock(&devs_lock);
+		return rc;
+	}
+	d->next = devs;
+	devs = d;
+found:
+	d->refs++;
+	pthread_mutex_unlock(&devs_lock);
+	*out = d;
+	return 0;
+}
+
+/*
+ * Drop a reference. In thread mode the controller stays open for later
+ * jobs; in process mode it closes (a forked child must not inherit it).
+ */
+static void dev_put(struct dev *d, bool linger)
+{
+	struct dev **pp;
+
+	pthread_mutex_lock(&devs_lock);
+	if (--d->refs || linger) {
+		pthread_mutex_unlock(&devs_lock);
+		return;
+	}
+	for (pp = &devs; *pp; pp = &(*pp)->next) {
+		if (*pp == d) {
+			*pp = d->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&devs_lock);
+	dev_free(d);
+}
+
+/* The least used I/O queue: each job gets its own while there are enough. */
+static int dev_claim_queue(struct dev *d, unsigned int *idx, bool *shared)
+{
+	unsigned int i, best = 0;
+
+	pthread_mutex_lock(&devs_lock);
+	for (i = 1; i < d->nr_queues; i++)
+		if (d->users[i] < d->users[best])
+			best = i;
+	if (d->users[best] && d->exclusive) {
+		pthread_mutex_unlock(&devs_lock);
+		log_err("nvq: all %u I/O queues of %s are taken by other jobs; "
+			"set queues= to at least the number of jobs using it\n",
+			d->nr_queues, d->uri);
+		return -EBUSY;
+	}
+	*shared = d->users[best] > 0;
+	d->users[best]++;
+	pthread_mutex_unlock(&devs_lock);
+	*idx = best;
+	return 0;
+}
+
+static void dev_release_queue(struct dev *d, unsigned int idx)
+{
+	pthread_mutex_lock(&devs_lock);
+	d->users[idx]--;
+	pthread_mutex_unlock(&devs_lock);
+}
+
+/* Close what lingers when fio unloads the engine (or exits). */
+__attribute__((destructor)) static void devs_close_all(void)
+{
+	struct dev *d, *next;
+
+	pthread_mutex_lock(&devs_lock);
+	d = devs_pid == getpid() ? devs : NULL;
+	devs = NULL;
+	pthread_mutex_unlock(&devs_lock);
+	for (; d; d = next) {
+		next = d->next;
+		if (d->refs)
+			continue; /* still in use: leave it to process exit */
+		dev_free(d);
+	}
+}
+
+/* Namespace of @f on @ctrl: nsid= or the first active namespace. */
+static int pick_ns(struct thread_data *td, struct nvq_ctrl *ctrl,
+		   const char *uri, struct nvq_ns_info *info)
+{
+	struct nvq_fio_options *o = td->eo;
+	uint32_t nsid = o->nsid;
+	int rc;
+
+	if (!nsid) {
+		rc = nvq_ns_list(ctrl, &nsid, 1);
+		if (rc <= 0) {
+			log_err("nvq: %s has no active namespace\n", uri);
+			return -ENODEV;
+		}
+	}
+	rc = nvq_ns_info(ctrl, nsid, info);
+	if (rc) {
+		log_err("nvq: %s: %s\n", uri, nvq_errmsg());
+		return rc;
+	}
+	if (!info->lba_size || (info->lba_size & (info->lba_size - 1))) {
+		log_err("nvq: %s: namespace %u has an unusable LBA size %u\n",
+			uri, nsid, info->lba_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Completions                                                         */
+/* ------------------------------------------------------------------ */
+
+static void io_done(void *arg, const struct nvq_cpl *cpl)
+{
+	struct req *r = arg;
+	struct job *j = r->job;
+
+	r->err = cpl->err;
+	r->status = cpl->status;
+	if (likely(j->owner_only || j == cur_job)) {
+		j->ring[j->tail++ & j->mask] = r;
+		j->local_done++;
+		return;
+	}
+	/* Reaped by another job's thread on a shared queue. */
+	pthread_mutex_lock(&j->remote_lock);
+	if (!j->stuck) {
+		j->remote[j->nr_remote] = r;
+		__atomic_store_n(&j->nr_remote, j->nr_remote + 1,
+				 __ATOMIC_RELEASE);
+	}
+	__atomic_fetch_add(&j->remote_done, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&j->remote_lock);
+}
+
+static unsigned long long job_inflight(struct job *j)
+{
+	return j->submitted - j->local_done -
+	       __atomic_load_n(&j->remote_done, __ATOMIC_ACQUIRE);
+}
+
+static void take_remote(struct job *j)
+{
+	unsigned int i;
+
+	if (likely(!__atomic_load_n(&j->nr_remote, __ATOMIC_ACQUIRE)))
+		return;
+	pthread_mutex_lock(&j->remote_lock);
+	for (i = 0; i < j->nr_remote; i++)
+		j->ring[j->tail++ & j->mask] = j->remote[i];
+	__atomic_store_n(&j->nr_remote, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&j->remote_lock);
+}
+
+static void kick(struct job *j)
+{
+	unsigned int i;
+
+	for (i = 0; i < j->nr_jdevs; i++) {
+		if (j->jdevs[i].pending) {
+			nvq_queue_kick(j->jdevs[i].q);
+			j->jdevs[i].pending = false;
+		}
+	}
+}
+
+static int reap_error(struct job *j, struct jdev *jd, int rc)
+{
+	log_err("nvq: %s: reaping completions on queue %u failed: %s\n",
+		jd->dev->uri, nvq_queue_id(jd->q), nvq_errmsg());
+	td_verror(j->td, -rc, "nvq_poll");
+	return rc;
+}
+
+/* Reap what the queues hold now, without sleeping. */
+static int reap_nowait(struct job *j)
+{
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < j->nr_jdevs; i++) {
+		rc = nvq_poll(j->jdevs[i].q, 0);
+		if (unlikely(rc < 0))
+			return reap_error(j, &j->jdevs[i], rc);
+	}
+	take_remote(j);
+	return 0;
+}
+
+/*
+ * Reap, sleeping on the interrupt in mode=wait until about @want more of
+ * this job's requests completed or @timeout_ms passed (-1 = no limit).
+ *
+ * Only on an exclusive queue is every completion this job's own. On a
+ * queue that may be shared (now or by a job that joins later), another
+ * job's thread may reap this job's completions and consume the interrupt
+ * that would have woken it: sleep in short slices there and pick those up
+ * from the remote list. The same for a job on several controllers.
+ */
+static int reap_wait(struct job *j, unsigned int want, int timeout_ms)
+{
+	struct jdev *jd = &j->jdevs[0];
+	unsigned int before = j->tail;
+	int rc;
+
+	if (j->nr_jdevs > 1 || !jd->dev->exclusive) {
+		rc = reap_nowait(j);
+		if (rc || j->tail - before >= want)
+			return rc;
+		want = 1;
+		if (timeout_ms < 0 || timeout_ms > 1)
+			timeout_ms = 1;
+	}
+	rc = nvq_wait(jd->q, want, timeout_ms);
+	if (unlikely(rc < 0 && rc != -EINTR && rc != -ETIMEDOUT))
+		return reap_error(j, jd, rc);
+	take_remote(j);
+	return 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * Commands of this job still in a device. Read under remote_lock: once it
+ * reads 0 there, a callback that ran in another job's thread is done with
+ * this job's memory (it counts itself under that lock).
+ */
+static unsigned long long inflight_locked(struct job *j)
+{
+	unsigned long long n;
+
+	pthread_mutex_lock(&j->remote_lock);
+	n = job_inflight(j);
+	pthread_mutex_unlock(&j->remote_lock);
+	return n;
+}
+
+/*
+ * Wait until no command of this job is left in a device. Returns false
+ * (and marks the job stuck, so its memory stays valid for late callbacks)
+ * when the device does not finish them.
+ */
+static bool drain(struct job *j)
+{
+	unsigned long long n;
+	uint64_t deadline = 0;
+	int rc;
+
+	if (!j)
+		return true;
+	if (j->stuck)
+		return false;
+	cur_job = j;
+	kick(j);
+	while ((n = inflight_locked(j))) {
+		/* Keep the ring from overflowing: nobody consumes it now. */
+		j->head = j->tail;
+		j->returned = 0;
+		if (!deadline)
+			deadline = now_ms() + DRAIN_TIMEOUT_MS;
+		else if (now_ms() > deadline)
+			break;
+		if (j->o->mode == NVQ_MODE_WAIT) {
+			rc = reap_wait(j, 1, 10);
+		} else {
+			sched_yield();
+			rc = reap_nowait(j);
+		}
+		if (rc)
+			break;
+	}
+	if (!n)
+		return true;
+	log_err("nvq: %s: %llu commands did not complete; leaving them\n",
+		j->td->o.name, n);
+	pthread_mutex_lock(&j->remote_lock);
+	j->stuck = true;
+	pthread_mutex_unlock(&j->remote_lock);
+	return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* ioengine hooks                                                      */
+/* ------------------------------------------------------------------ */
+
+static int fio_nvq_commit(struct thread_data *td)
+{
+	struct job *j = td->io_ops_data;
+	struct timespec now;
+	unsigned int i;
+
+	if (!j->nr_queued)
+		return 0;
+	kick(j);
+	if (fio_fill_issue_time(td)) {
+		fio_gettime(&now, NULL);
+		for (i = 0; i < j->nr_queued; i++) {
+			j->queued[i]->issue_time = now;
+			io_u_queued(td, j->queued[i]);
+		}
+		if (td->o.read_iolog_file)
+			td->last_issue = now;
+	}
+	io_u_mark_submit(td, j->nr_queued);
+	j->nr_queued = 0;
+	return 0;
+}
+
+/* Fail @io_u at submission with errno @err and a message for the user. */
+static enum fio_q_status refuse(struct thread_data *td, struct io_u *io_u,
+				int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static enum fio_q_status refuse(struct thread_data *td, struct io_u *io_u,
+				int err, const char *fmt, ...)
+{
+	struct req *r = io_u->engine_data;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
+	va_end(ap);
+	/*
+	 * fio does not log an error returned at submission, so say why here:
+	 * the first time, and the count at the end (continue_on_error).
+	 */
+	if (!r->job->refused++)
+		log_err("nvq: %s: %s\n", td->o.name, r->msg);
+	r->err = -err;
+	io_u->error = err;
+	return FIO_Q_COMPLETED;
+}
+
+static int submit(struct jdev *jd, struct jfile *jf, struct io_u *io_u,
+		  struct req *r, uint64_t slba, uint32_t nlb)
+{
+	switch (io_u->ddir) {
+	case DDIR_READ:
+		return nvq_read(jd->q, jf->nsid, io_u->xfer_buf, slba, nlb,
+				NVQ_IO_MORE, io_done, r);
+	case DDIR_WRITE:
+		return nvq_write(jd->q, jf->nsid, io_u->xfer_buf, slba, nlb,
+				 NVQ_IO_MORE, io_done, r);
+	case DDIR_TRIM:
+		return nvq_deallocate(jd->q, jf->nsid, slba, nlb, NVQ_IO_MORE,
+				      io_done, r);
+	default:
+		/* fsync, fdatasync, sync_file_range: the cache is the device's */
+		return nvq_flush(jd->q, jf->nsid, NVQ_IO_MORE, io_done, r);
+	}
+}
+
+static enum fio_q_status fio_nvq_queue(struct thread_data *td,
+				       struct io_u *io_u)
+{
+	struct job *j = td->io_ops_data;
+	struct jfile *jf = FILE_ENG_DATA(io_u->file);
+	struct req *r = io_u->engine_data;
+	struct jdev *jd = jf->jd;
+	uint64_t slba = 0, nlb = 0;
+	bool retried = false;
+	int rc;
+
+	r->msg[0] = '\0';
+	if (likely(ddir_rw(io_u->ddir) || io_u->ddir == DDIR_TRIM)) {
+		if (unlikely(((io_u->offset | io_u->xfer_buflen) &
+			      jf->lba_mask) ||
+			     !io_u->xfer_buflen))
+			return refuse(
+				td, io_u, EINVAL,
+				"%s %llu bytes at %llu: not a "
+				"multiple of the %u-byte LBA of namespace "
+				"%u",
+				io_ddir_name(io_u->ddir), io_u->xfer_buflen,
+				io_u->offset, 1u << jf->lba_shift, jf->nsid);
+		slba = io_u->offset >> jf->lba_shift;
+		nlb = io_u->xfer_buflen >> jf->lba_shift;
+		if (unlikely(nlb > UINT32_MAX))
+			return refuse(td, io_u, EINVAL,
+				      "%s of %llu bytes is too large",
+				      io_ddir_name(io_u->ddir),
+				      io_u->xfer_buflen);
+	} else if (unlikely(!ddir_sync(io_u->ddir))) {
+		return refuse(td, io_u, EINVAL, "cannot do %s",
+			      io_ddir_name(io_u->ddir));
+	}
+
+	for (;;) {
+		rc = submit(jd, jf, io_u, r, slba, (uint32_t)nlb);
+		if (likely(!rc))
+			break;
+		if (rc != -EAGAIN)
+			return refuse(td, io_u, -rc, "%s", nvq_errmsg());
+		if (retried)
+			return FIO_Q_BUSY;
+		/*
+		 * The submission queue is full: let the device see what this
+		 * job placed, reap what finished, and try once more. fio
+		 * commits and reaps before it requeues a busy io_u.
+		 */
+		kick(j);
+		rc = reap_nowait(j);
+		if (rc)
+			return refuse(td, io_u, -rc, "%s", nvq_errmsg());
+		retried = true;
+	}
+	jd->pending = true;
+	j->submitted++;
+	j->queued[j->nr_queued++] = io_u;
+	return FIO_Q_QUEUED;
+}
+
+static int fio_nvq_getevents(struct thread_data *td, unsigned int min,
+			     unsigned int max, const struct timespec *t)
+{
+	struct job *j = td->io_ops_data;
+	uint64_t deadline = 0;
+	unsigned int avail, spins = 0;
+	int rc, tmo;
+
+	if (j->nr_queued)
+		fio_nvq_commit(td);
+	j->head += j->returned;
+	j->returned = 0;
+
+	rc = reap_nowait(j);
+	if (rc)
+		return rc;
+	while ((avail = j->tail - j->head) < min) {
+		tmo = -1;
+		if (t) {
+			uint64_t now = now_ms();
+
+			if (!deadline)
+				deadline = now + (uint64_t)t->tv_sec * 1000 +
+					   (uint64_t)t->tv_nsec / 1000000;
+			if (now >= deadline)
+				break;
+			tmo = (int)(deadline - now);
+		}
+		if (j->o->mode == NVQ_MODE_WAIT) {
+			rc = reap_wait(j, min - avail, tmo);
+		} else {
+			/*
+			 * Spin, but give the CPU away now and then: on a
+			 * machine with more busy threads than CPUs the device
+			 * (the emulated one is a thread) may need this one.
+			 */
+			if (!(++spins % POLL_SPINS_PER_YIELD))
+				sched_yield();
+			rc = reap_nowait(j);
+		}
+		if (rc)
+			return rc;
+	}
+	j->returned = avail < max ? avail : max;
+	return (int)j->returned;
+}
+
+static struct io_u *fio_nvq_event(struct thread_data *td, int event)
+{
+	struct job *j = td->io_ops_data;
+	struct req *r = j->ring[(j->head + (unsigned int)event) & j->mask];
+
+	r->io_u->error = -r->err;
+	r->io_u->resid = r->err ? r->io_u->xfer_buflen : 0;
+	return r->io_u;
+}
+
+static char *fio_nvq_errdetails(struct io_u *io_u)
+{
+	struct req *r = io_u->engine_data;
+	char *s = NULL;
+
+	if (r && r->msg[0]) {
+		if (asprintf(&s, "nvq: %s", r->msg) < 0)
+			s = NULL;
+		return s;
+	}
+	if (r && r->err == -EIO && r->status) {
+		if (asprintf(&s, "nvq: NVMe status %#x: %s", r->status,
+			     nvq_status_str(r->status)) < 0)
+			s = NULL;
+		return s;
+	}
+	if (asprintf(&s, "nvq: %s", strerror(io_u->error)) < 0)
+		s = NULL;
+	return s;
+}
+
+static void job_free(struct job *j)
+{
+	unsigned int i;
+
+	if (!j)
+		return;
+	for (i = 0; i < j->nr_jdevs; i++) {
+		dev_release_queue(j->jdevs[i].dev, j->jdevs[i].qidx);
+		dev_put(j->jdevs[i].dev, j->td->o.use_thread);
+	}
+	if (j->stuck)
+		return; /* late callbacks may still write to it */
+	pthread_mutex_destroy(&j->remote_lock);
+	free(j->jdevs);
+	free(j->jfiles);
+	free(j->ring);
+	free(j->remote);
+	free(j->queued);
+	free(j);
+}
+
+/* The job's queue on the controller named @uri, opening it if needed. */
+static struct jdev *job_jdev(struct job *j, const char *uri)
+{
+	struct jdev *jd;
+	struct dev *d;
+	unsigned int i;
+
+	for (i = 0; i < j->nr_jdevs; i++)
+		if (!strcmp(j->jdevs[i].dev->uri, uri))
+			return &j->jdevs[i];
+	if (dev_get(j->td, uri, false, &d))
+		return NULL;
+	jd = &j->jdevs[j->nr_jdevs];
+	if (dev_claim_queue(d, &jd->qidx, &jd->shared)) {
+		dev_put(d, j->td->o.use_thread);
+		return NULL;
+	}
+	j->nr_jdevs++;
+	jd->dev = d;
+	jd->q = nvq_queue_get(d->ctrl, jd->qidx);
+	if (jd->shared)
+		log_info("nvq: %s: %s has %u I/O queues for more jobs; "
+			 "sharing queue %u\n",
+			 j->td->o.name, uri, d->nr_queues, nvq_queue_id(jd->q));
+	return jd;
+}
+
+/* File @i of the job, NULL past the last (fio's for_each_file()). */
+static struct fio_file *job_file(struct thread_data *td, unsigned int i)
+{
+	if (!td->files_index || i >= td->o.nr_files)
+		return NULL;
+	return td->files[i];
+}
+
+static unsigned int pow2_at_least(unsigned int n)
+{
+	unsigned int p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+static int fio_nvq_init(struct thread_data *td)
+{
+	struct nvq_fio_options *o = td->eo;
+	unsigned int depth = td->o.iodepth ? td->o.iodepth : 1;
+	char uri[PATH_MAX];
+	struct fio_file *f;
+	struct job *j;
+	unsigned int i;
+	int rc;
+
+	if (!td->o.use_thread && td->o.numjobs > 1)
+		log_info("nvq: %s: without thread=1 every job process opens "
+			 "its own controller; use thread=1 to share one\n",
+			 td->o.name);
+
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		goto nomem;
+	j->td = td;
+	j->o = o;
+	pthread_mutex_init(&j->remote_lock, NULL);
+	j->mask = pow2_at_least(2 * depth) - 1;
+	j->ring = calloc(j->mask + 1, sizeof(*j->ring));
+	j->remote = calloc(depth, sizeof(*j->remote));
+	j->queued = calloc(depth, sizeof(*j->queued));
+	j->jdevs =
+		calloc(td->o.nr_files ? td->o.nr_files : 1, sizeof(*j->jdevs));
+	j->jfiles =
+		calloc(td->o.nr_files ? td->o.nr_files : 1, sizeof(*j->jfiles));
+	if (!j->ring || !j->remote || !j->queued || !j->jdevs || !j->jfiles)
+		goto nomem;
+	td->io_ops_data = j;
+	cur_job = j;
+
+	for (i = 0; (f = job_file(td, i)); i++) {
+		struct jfile *jf = &j->jfiles[j->nr_jfiles++];
+		struct nvq_ns_info info;
+
+		rc = file_uri(o, f, uri, sizeof(uri));
+		if (rc) {
+			log_err("nvq: %s: bad device name '%s'\n", td->o.name,
+				f->file_name ? f->file_name : "");
+			goto fail;
+		}
+		jf->jd = job_jdev(j, uri);
+		if (!jf->jd) {
+			naming_hint(td, f);
+			goto fail;
+		}
+		if (pick_ns(td, jf->jd->dev->ctrl, uri, &info))
+			goto fail;
+		jf->nsid = info.nsid;
+		jf->lba_shift = (unsigned int)__builtin_ctz(info.lba_size);
+		jf->lba_mask = info.lba_size - 1;
+		jf->nlba = info.nlba;
+		FILE_SET_ENG_DATA(f, jf);
+	}
+	j->owner_only = true;
+	for (i = 0; i < j->nr_jdevs; i++)
+		j->owner_only &= j->jdevs[i].dev->exclusive;
+	return 0;
+
+nomem:
+	log_err("nvq: out of memory\n");
+fail:
+	td->io_ops_data = NULL;
+	for (i = 0; (f = job_file(td, i)); i++)
+		FILE_SET_ENG_DATA(f, NULL);
+	job_free(j);
+	td_verror(td, EINVAL, "nvq init");
+	return 1;
+}
+
+/* queue_stats=1: the counters show how commits batch the doorbells. */
+static void print_stats(struct job *j)
+{
+	struct nvq_queue_stats st;
+	unsigned int i;
+
+	for (i = 0; i < j->nr_jdevs; i++) {
+		nvq_queue_stats(j->jdevs[i].q, &st);
+		log_info("nvq: %s: %s queue %u%s: commands=%llu doorbells=%llu "
+			 "completions=%llu interrupts=%llu\n",
+			 j->td->o.name, j->jdevs[i].dev->uri,
+			 nvq_queue_id(j->jdevs[i].q),
+			 j->jdevs[i].shared ? " (shared)" : "",
+			 (unsigned long long)st.submitted,
+			 (unsigned long long)st.doorbells,
+			 (unsigned long long)st.completed,
+			 (unsigned long long)st.interrupts);
+	}
+}
+
+static void fio_nvq_cleanup(struct thread_data *td)
+{
+	struct job *j = td->io_ops_data;
+	struct fio_file *f;
+	unsigned int i;
+
+	if (!j)
+		return;
+	drain(j);
+	if (j->refused > 1)
+		log_err("nvq: %s: %llu requests refused in all\n", td->o.name,
+			j->refused);
+	if (j->o->queue_stats)
+		print_stats(j);
+	for (i = 0; (f = job_file(td, i)); i++)
+		FILE_SET_ENG_DATA(f, NULL);
+	job_free(j);
+	td->io_ops_data = NULL;
+	if (cur_job == j)
+		cur_job = NULL;
+}
+
+/*
+ * Size of @f. fio asks before the job's thread starts (and before init):
+ * then the controller is opened just for the question.
+ */
+static int fio_nvq_get_file_size(struct thread_data *td, struct fio_file *f)
+{
+	struct jfile *jf = td->io_ops_data ? FILE_ENG_DATA(f) : NULL;
+	struct nvq_ns_info info;
+	char uri[PATH_MAX];
+	struct dev *d;
+	int rc;
+
+	if (jf) {
+		f->real_file_size = jf->nlba << jf->lba_shift;
+		goto known;
+	}
+	rc = file_uri(td->eo, f, uri, sizeof(uri));
+	if (rc) {
+		log_err("nvq: %s: bad device name '%s'\n", td->o.name,
+			f->file_name ? f->file_name : "");
+		goto fail;
+	}
+	rc = dev_get(td, uri, true, &d);
+	if (rc) {
+		naming_hint(td, f);
+		goto fail;
+	}
+	rc = pick_ns(td, d->ctrl, uri, &info);
+	dev_put(d, td->o.use_thread);
+	if (rc)
+		goto fail;
+	f->real_file_size = info.nlba * info.lba_size;
+known:
+	f->filetype = FIO_TYPE_BLOCK;
+	fio_file_set_size_known(f);
+	return 0;
+fail:
+	td_vmsg(td, EINVAL, "nvq device not usable (see above)",
+		"get_file_size");
+	return 1;
+}
+
+/* Does the job issue requests of direction @ddir (read, write, trim)? */
+static bool job_does(struct thread_data *td, int ddir)
+{
+	if (ddir == DDIR_READ)
+		return td_read(td);
+	if (ddir == DDIR_WRITE)
+		return td_write(td);
+	return td_trim(td);
+}
+
+/* Requests fio will make that this namespace cannot take: say so now. */
+static int fio_nvq_open_file(struct thread_data *td, struct fio_file *f)
+{
+	struct jfile *jf = FILE_ENG_DATA(f);
+	const struct nvme_id_ctrl *id;
+	unsigned long long lba, size;
+	int ddir;
+
+	if (!jf) {
+		log_err("nvq: %s: %s was not set up\n", td->o.name,
+			f->file_name);
+		goto fail;
+	}
+	lba = 1ull << jf->lba_shift;
+	size = jf->nlba << jf->lba_shift;
+	if (f->file_offset > size || f->io_size > size - f->file_offset) {
+		log_err("nvq: %s: offset %llu + size %llu exceed namespace %u "
+			"of %s (%llu bytes)\n",
+			td->o.name, (unsigned long long)f->file_offset,
+			(unsigned long long)f->io_size, jf->nsid,
+			jf->jd->dev->uri, size);
+		goto fail;
+	}
+	for (ddir = 0; ddir < DDIR_RWDIR_CNT; ddir++) {
+		if (!job_does(td, ddir))
+			continue;
+		if ((td->o.min_bs[ddir] | td->o.max_bs[ddir]) & (lba - 1)) {
+			log_err("nvq: %s: %s block sizes %llu..%llu are not "
+				"multiples of the %llu-byte LBA of namespace "
+				"%u\n",
+				td->o.name, io_ddir_name(ddir),
+				td->o.min_bs[ddir], td->o.max_bs[ddir], lba,
+				jf->nsid);
+			goto fail;
+		}
+	}
+	if ((f->file_offset | td->o.start_offset_align) & (lba - 1)) {
+		log_err("nvq: %s: offset %llu is not a multiple of the "
+			"%llu-byte LBA\n",
+			td->o.name, (unsigned long long)f->file_offset, lba);
+		goto fail;
+	}
+	id = nvq_id_ctrl(jf->jd->dev->ctrl);
+	if (td_trim(td) && !(id->oncs & NVME_CTRL_ONCS_DSM)) {
+		log_err("nvq: %s: %s cannot trim (no Dataset Management)\n",
+			td->o.name, jf->jd->dev->uri);
+		goto fail;
+	}
+	return 0;
+fail:
+	td_verror(td, EINVAL, "open_file");
+	return 1;
+}
+
+static int fio_nvq_close_file(struct thread_data *td, struct fio_file *f)
+{
+	return 0;
+}
+
+static int fio_nvq_io_u_init(struct thread_data *td, struct io_u *io_u)
+{
+	struct req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return 1;
+	r->job = td->io_ops_data;
+	r->io_u = io_u;
+	io_u->engine_data = r;
+	return 0;
+}
+
+static void fio_nvq_io_u_free(struct thread_data *td, struct io_u *io_u)
+{
+	struct job *j = td->io_ops_data;
+
+	/* The device may write a finished request until it is drained. */
+	if (drain(j))
+		free(io_u->engine_data);
+	io_u->engine_data = NULL;
+}
+
+/*
+ * I/O buffers: DMA memory of the job's first controller, registered with
+ * any other controller the job uses.
+ */
+static int fio_nvq_iomem_alloc(struct thread_data *td, size_t total)
+{
+	struct job *j = td->io_ops_data;
+	unsigned int i;
+	int rc;
+
+	j->buf = nvq_dma_alloc(j->jdevs[0].dev->ctrl, total, -1);
+	if (!j->buf) {
+		log_err("nvq: %s: cannot allocate %zu bytes of DMA memory: "
+			"%s\n",
+			td->o.name, total, nvq_errmsg());
+		return 1;
+	}
+	for (i = 1; i < j->nr_jdevs; i++) {
+		rc = nvq_dma_register(j->jdevs[i].dev->ctrl, j->buf, total);
+		if (rc) {
+			log_err("nvq: %s: cannot register the I/O buffers "
+				"with %s: %s\n",
+				td->o.name, j->jdevs[i].dev->uri, nvq_errmsg());
+			return 1; /* iomem_free undoes the rest */
+		}
+		j->jdevs[i].registered = true;
+	}
+	td->orig_buffer = j->buf;
+	return 0;
+}
+
+static void fio_nvq_iomem_free(struct thread_data *td)
+{
+	struct job *j = td->io_ops_data;
+	unsigned int i;
+
+	if (!j || !j->buf || !drain(j))
+		return;
+	for (i = 1; i < j->nr_jdevs; i++) {
+		if (j->jdevs[i].registered)
+			nvq_dma_unregister(j->jdevs[i].dev->ctrl, j->buf);
+		j->jdevs[i].registered = false;
+	}
+	nvq_dma_free(j->jdevs[0].dev->ctrl, j->buf);
+	j->buf = NULL;
+	td->orig_buffer = NULL;
+}
+
+static struct fio_option options[] = {
+	{
+		.name = "uri",
+		.lname = "nvq controller URI",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct nvq_fio_options, uri),
+		.help = "Controller to use, e.g. emu:size=1G or "
+			"vfio:0000:01:00.0 (default: from filename, with '.' "
+			"for the first ':')",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "mode",
+		.lname = "nvq completion mode",
+		.type = FIO_OPT_STR,
+		.off1 = offsetof(struct nvq_fio_options, mode),
+		.help = "How completions are reaped",
+		.def = "poll",
+		.posval = {
+			{ .ival = "poll",
+			  .oval = NVQ_MODE_POLL,
+			  .help = "Spin on the completion queue (nvq_poll)" },
+			{ .ival = "wait",
+			  .oval = NVQ_MODE_WAIT,
+			  .help = "Sleep on the queue's interrupt (nvq_wait)" },
+		},
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "nsid",
+		.lname = "nvq namespace id",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct nvq_fio_options, nsid),
+		.help = "Namespace to use (0: the first active one)",
+		.def = "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "queues",
+		.lname = "nvq I/O queues",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct nvq_fio_options, queues),
+		.help = "I/O queue pairs to ask the controller for "
+			"(0: one per job)",
+		.def = "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "qdepth",
+		.lname = "nvq queue size",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct nvq_fio_options, qdepth),
+		.help = "Entries per NVMe I/O queue (0: max(256, "
+			"2*iodepth+1))",
+		.def = "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "queue_stats",
+		.lname = "nvq queue statistics",
+		.type = FIO_OPT_BOOL,
+		.off1 = offsetof(struct nvq_fio_options, queue_stats),
+		.help = "Print the job's queue counters (commands, doorbells, "
+			"completions, interrupts) when it ends",
+		.def = "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = NULL,
+	},
+};
+
+/* The symbol fio looks up in an external engine. */
+struct ioengine_ops ioengine = {
+	.name = ENGINE_NAME,
+	.version = FIO_IOOPS_VERSION,
+	.flags = FIO_RAWIO | FIO_NOEXTEND | FIO_NODISKUTIL | FIO_MEMALIGN |
+		 FIO_DISKLESSIO | FIO_NO_OFFLOAD | FIO_ASYNCIO_SETS_ISSUE_TIME,
+	.init = fio_nvq_init,
+	.queue = fio_nvq_queue,
+	.commit = fio_nvq_commit,
+	.getevents = fio_nvq_getevents,
+	.event = fio_nvq_event,
+	.errdetails = fio_nvq_errdetails,
+	.cleanup = fio_nvq_cleanup,
+	.open_file = fio_nvq_open_file,
+	.close_file = fio_nvq_close_file,
+	.get_file_size = fio_nvq_get_file_size,
+	.iomem_alloc = fio_nvq_iomem_alloc,
+	.iomem_free = fio_nvq_iomem_free,
+	.io_u_init = fio_nvq_io_u_init,
+	.io_u_free = fio_nvq_io_u_free,
+	.option_struct_size = sizeof(struct nvq_fio_options),
+	.options = options,
+};
+
+static struct ioengine_ops *engine_ops(void)
+{
+	return &ioengine;
+}
+
+/*
+ * Register under the name "nvq" as soon as the library is loaded, so that
+ * LD_PRELOAD=libnvq_fio.so fio --ioengine=nvq works too (as with SPDK's
+ * plugin), and leave fio's engine list before the library goes.
+ */
+__attribute__((constructor)) static void engine_register(void)
+{
+	register_ioengine(&ioengine);
+}
+
+__attribute__((destructor)) static void engine_unregister(void)
+{
+	unregister_ioengine(&ioengine);
+}

@@ -1,0 +1,337 @@
+#!/bin/sh
+# fio ioengine tests: Debian's fio binary loads the engine and runs jobs on
+# the emulated controller. One behaviour group per case; usage:
+#   fio_test.sh CASE
+# Environment (set by meson): FIO, NVQ_FIO_ENGINE (empty when the engine
+# was not built), NVQ_FIO_SKIP (why not), NVQ_FIO_PRELOAD (the sanitizer
+# runtime, which must come first in an uninstrumented fio).
+# Exit 0 pass, 1 fail, 77 skip (only when fio or its source is missing).
+# Word splitting of $ENGINE, $VERIFY and $(queue_counts) is intended.
+# shellcheck disable=SC2086,SC2046
+set -u
+
+case_name=${1:?usage: fio_test.sh CASE}
+
+fail() {
+	echo "FAIL [$case_name]: $*" >&2
+	if [ -f "$tmp/out" ]; then
+		echo "--- fio stdout (tail)" >&2
+		tail -n 40 "$tmp/out" >&2
+	fi
+	if [ -f "$tmp/err" ]; then
+		echo "--- fio stderr (tail)" >&2
+		tail -n 40 "$tmp/err" >&2
+	fi
+	exit 1
+}
+
+if [ -z "${FIO:-}" ] || [ ! -x "$FIO" ]; then
+	echo "SKIP: fio is not installed (apt-get install fio)"
+	exit 77
+fi
+if [ -z "${NVQ_FIO_ENGINE:-}" ]; then
+	echo "SKIP: the nvq fio engine was not built: ${NVQ_FIO_SKIP:-no fio source tree}"
+	exit 77
+fi
+[ -f "$NVQ_FIO_ENGINE" ] || fail "engine $NVQ_FIO_ENGINE does not exist"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+cd "$tmp" || exit 1
+
+# fio's own leaks and races are not ours. The leak suppression matches the
+# allocating frame only (malloc_context_size=2), so a leak that the engine
+# allocates is still reported; the race suppressions name fio functions
+# that race with fio's own threads (no engine code on those stacks).
+printf 'leak:/usr/bin/fio\n' >"$tmp/lsan.supp"
+printf 'race:options_free\nrace:fio_sem_remove\n' >"$tmp/tsan.supp"
+
+# run_fio ARGS...: run fio; sets $rc, output in $tmp/out and $tmp/err.
+# $PRELOAD (if set) is preloaded after the sanitizer runtime.
+run_fio() {
+	(
+		preload=${NVQ_FIO_PRELOAD:-}
+		if [ -n "${PRELOAD:-}" ]; then
+			preload="${preload:+$preload }$PRELOAD"
+		fi
+		if [ -n "$preload" ]; then
+			LD_PRELOAD=$preload
+			export LD_PRELOAD
+		fi
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_context_size=2"
+		LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$tmp/lsan.supp"
+		TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$tmp/tsan.supp"
+		export ASAN_OPTIONS LSAN_OPTIONS TSAN_OPTIONS
+		exec "$FIO" "$@"
+	) >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+ENGINE="--ioengine=external:$NVQ_FIO_ENGINE"
+
+# TSan cannot follow fio's job processes (fork of a threaded, uninstrumented
+# program); process-mode cases run in the other builds.
+case ${NVQ_FIO_PRELOAD:-} in
+*tsan*) tsan=1 ;;
+*) tsan=0 ;;
+esac
+
+# jcheck EXPR WHAT: evaluate a Python expression over fio's JSON output
+# (j: the document, jobs: j["jobs"]); fail with WHAT when it is false.
+jcheck() {
+	python3 - "$tmp/out" "$1" <<'EOF' || fail "$2"
+import json, sys
+text = open(sys.argv[1]).read()
+# Engine notes (log_info) may precede the JSON document.
+start = text.find("\n{")
+start = 0 if text.startswith("{") else start + 1
+if start < 0 or not text[start:].lstrip().startswith("{"):
+    print("no JSON in fio's output", file=sys.stderr)
+    sys.exit(1)
+j = json.JSONDecoder().raw_decode(text[start:])[0]
+jobs = j["jobs"]
+ok = eval("(" + sys.argv[2] + ")")
+if not ok:
+    for x in jobs:
+        print("job %s: error=%s read=%s write=%s trim=%s sync=%s" % (
+            x["jobname"], x["error"], x["read"]["io_bytes"],
+            x["write"]["io_bytes"], x["trim"]["io_bytes"],
+            x.get("sync", {}).get("total_ios")), file=sys.stderr)
+sys.exit(0 if ok else 1)
+EOF
+}
+
+# A verify run: exit 0, every job without error, something written, and
+# everything written read back and checked (fio fails a job on any
+# verification error, so error == 0 means zero verify errors).
+VERIFY="--rw=randwrite --verify=crc32c --do_verify=1 --verify_fatal=1 --output-format=json"
+verify_ok() {
+	verify_ok_named $ENGINE "$@"
+}
+verify_ok_named() {
+	run_fio --name=v --thread=1 $VERIFY "$@"
+	[ "$rc" = 0 ] || fail "fio exit status $rc (args: $*)"
+	! grep -q "verify:" "$tmp/err" || fail "verify errors reported (args: $*)"
+	jcheck "len(jobs) >= 1 and all(x['error'] == 0 and
+		x['write']['io_bytes'] > 0 and
+		x['read']['io_bytes'] == x['write']['io_bytes'] for x in jobs)" \
+		"a job failed or did not read back all it wrote (args: $*)"
+}
+
+# expect_error TEXT ARGS...: fio must fail and say TEXT.
+expect_error() {
+	want=$1
+	shift
+	run_fio --name=e --thread=1 $ENGINE --rw=randwrite --size=1M "$@"
+	[ "$rc" != 0 ] || fail "fio succeeded, expected an error (args: $*)"
+	grep -qF -- "$want" "$tmp/err" "$tmp/out" ||
+		fail "fio's output lacks '$want' (args: $*)"
+}
+
+# The queue_stats line of job $1: "commands doorbells completions".
+queue_counts() {
+	n='\([0-9]*\)'
+	sed -n "s/^nvq: $1: .* commands=$n doorbells=$n completions=$n.*/\1 \2 \3/p" \
+		"$tmp/out" "$tmp/err" | head -n 1
+}
+
+case $case_name in
+verify-4k-qd1)
+	verify_ok --filename=emu.size=64M --bs=4k --iodepth=1 --size=4M
+	;;
+verify-4k-qd32)
+	verify_ok --filename=emu.size=64M --bs=4k --iodepth=32 --size=32M
+	# Batched submission and completion.
+	verify_ok --filename=emu.size=64M --bs=4k --iodepth=32 --size=16M \
+		--iodepth_batch_submit=8 --iodepth_batch_complete_min=4
+	;;
+verify-512)
+	verify_ok --filename=emu.size=32M,lbads=9 --bs=512 --iodepth=1 \
+		--size=1M
+	verify_ok --filename=emu.size=32M,lbads=9 --bs=512 --iodepth=32 \
+		--size=4M
+	# Mixed sizes, all multiples of the 512-byte LBA.
+	verify_ok --filename=emu.size=32M,lbads=9 --bsrange=512-64k \
+		--iodepth=16 --size=8M
+	;;
+verify-split)
+	# mdts=5: at most 128 KiB per command; 256 KiB requests take two.
+	verify_ok --filename=emu.size=64M,mdts=5 --bs=256k --iodepth=32 \
+		--size=32M --queue_stats=1
+	set -- $(queue_counts v)
+	[ $# = 3 ] || fail "no queue_stats line"
+	# 128 writes and 128 verify reads, two commands each
+	[ "$1" = 512 ] || fail "256k requests over a 128k MDTS: expected 512 commands, got $1"
+	verify_ok --filename=emu.size=64M,mdts=5 --bs=1m --iodepth=1 --size=16M
+	;;
+verify-wait)
+	verify_ok --filename=emu.size=64M --mode=wait --bs=4k --iodepth=32 \
+		--size=16M
+	verify_ok --filename=emu.size=64M --mode=wait --bs=4k --iodepth=1 \
+		--size=2M
+	;;
+verify-fork)
+	if [ "$tsan" = 1 ]; then
+		echo "SKIP: process mode under ThreadSanitizer"
+		exit 77
+	fi
+	# Process mode: each job process opens the controller itself.
+	run_fio --name=f --thread=0 $ENGINE $VERIFY --filename=emu.size=64M \
+		--bs=4k --iodepth=32 --size=16M
+	[ "$rc" = 0 ] || fail "fio exit status $rc in process mode"
+	jcheck "jobs[0]['error'] == 0 and
+		jobs[0]['read']['io_bytes'] == jobs[0]['write']['io_bytes'] > 0" \
+		"process-mode verify run failed"
+	;;
+jobs2)
+	# Two threads share one controller, one I/O queue each.
+	verify_ok --uri=emu:size=64M --numjobs=2 --bs=4k --iodepth=32 \
+		--size=32M --offset_increment=32M --queue_stats=1
+	jcheck "len(jobs) == 2" "expected two jobs"
+	grep -q "queue 1: commands" "$tmp/out" "$tmp/err" ||
+		fail "no job on queue 1"
+	grep -q "queue 2: commands" "$tmp/out" "$tmp/err" ||
+		fail "no job on queue 2"
+	! grep -q "(shared)" "$tmp/out" "$tmp/err" ||
+		fail "a queue was shared although the controller had enough"
+	;;
+shared-queue)
+	# Three jobs, two queues: two jobs submit and reap on one queue.
+	for mode in poll wait; do
+		verify_ok --uri=emu:size=64M --numjobs=3 --queues=2 \
+			--mode=$mode --bs=4k --iodepth=16 --size=16M \
+			--offset_increment=16M --queue_stats=1
+		jcheck "len(jobs) == 3" "expected three jobs"
+		grep -q "(shared)" "$tmp/out" "$tmp/err" ||
+			fail "mode=$mode: no queue was shared with queues=2"
+	done
+	;;
+persist)
+	# In thread mode the controller outlives the job that opened it: a
+	# later job reads back what an earlier one wrote...
+	cat >"$tmp/persist.fio" <<EOF
+[global]
+thread=1
+bs=4k
+size=8M
+iodepth=16
+verify=crc32c
+
+[write]
+filename=emu.size=64M
+rw=randwrite
+do_verify=0
+
+[check]
+stonewall
+filename=emu.size=64M
+rw=randwrite
+verify_only=1
+EOF
+	run_fio $ENGINE --output-format=json "$tmp/persist.fio"
+	[ "$rc" = 0 ] || fail "verifying an earlier job's writes failed"
+	jcheck "len(jobs) == 2 and jobs[1]['read']['io_bytes'] == 8 << 20" \
+		"the check job did not read the data back"
+	# ... and verification does look at the device's data: another device
+	# (fresh, zeroed) fails it.
+	sed 's/^filename=emu.size=64M$/filename=emu.size=64M,vwc=1/' \
+		"$tmp/persist.fio" | awk '/^\[check\]/ { c = 1 }
+		!c && /^filename/ { print "filename=emu.size=64M"; next }
+		{ print }' >"$tmp/other.fio"
+	run_fio $ENGINE "$tmp/other.fio"
+	[ "$rc" != 0 ] || fail "verify passed on a device that was never written"
+	grep -q "verify: bad magic header" "$tmp/err" "$tmp/out" ||
+		fail "no verify error on a device that was never written"
+	[ "$tsan" = 1 ] && exit 0
+	# A file-backed device keeps its data across job processes too.
+	sed -e "s|^filename=.*|filename=emu.file=$tmp/disk.img,size=16M|" \
+		-e 's/^thread=1/thread=0/' "$tmp/persist.fio" >"$tmp/file.fio"
+	run_fio $ENGINE --output-format=json "$tmp/file.fio"
+	[ "$rc" = 0 ] || fail "file-backed device: verify across processes failed"
+	jcheck "len(jobs) == 2 and jobs[1]['read']['io_bytes'] == 8 << 20" \
+		"file-backed device: the check job did not read the data back"
+	;;
+trim-flush)
+	run_fio --name=t --thread=1 $ENGINE --filename=emu.size=64M \
+		--rw=randtrim --bs=64k --size=16M --iodepth=8 \
+		--output-format=json
+	[ "$rc" = 0 ] || fail "randtrim: fio exit status $rc"
+	jcheck "jobs[0]['error'] == 0 and jobs[0]['trim']['total_ios'] == 256" \
+		"randtrim did not trim 256 blocks of 64k"
+	# fsync=N and fdatasync=N become NVMe Flush commands.
+	run_fio --name=s --thread=1 $ENGINE --filename=emu.size=64M \
+		--rw=randwrite --bs=4k --size=4M --iodepth=8 --fsync=8 \
+		--end_fsync=1 --output-format=json --queue_stats=1
+	[ "$rc" = 0 ] || fail "fsync: fio exit status $rc"
+	jcheck "jobs[0]['error'] == 0 and jobs[0]['sync']['total_ios'] >= 128" \
+		"fsync=8 over 1024 writes did not issue 128 syncs"
+	set -- $(queue_counts s)
+	[ $# = 3 ] || fail "no queue_stats line"
+	[ "$1" -ge $((1024 + 128)) ] ||
+		fail "expected at least 1152 commands (writes + flushes), got $1"
+	run_fio --name=d --thread=1 $ENGINE --filename=emu.size=64M \
+		--rw=randrw --bs=4k --size=4M --iodepth=8 --fdatasync=4 \
+		--output-format=json
+	[ "$rc" = 0 ] || fail "fdatasync: fio exit status $rc"
+	# fio counts fdatasyncs in the sync latency, not in total_ios.
+	jcheck "jobs[0]['error'] == 0 and jobs[0]['sync']['lat_ns']['N'] > 0" \
+		"fdatasync issued no syncs"
+	;;
+batching)
+	# Without shadow doorbells every doorbell is an MMIO write: one per
+	# commit, and fio commits every iodepth_batch_submit requests.
+	run_fio --name=b --thread=1 $ENGINE --filename=emu.size=64M,dbbuf=0 \
+		--rw=randread --bs=4k --size=16M --iodepth=32 \
+		--iodepth_batch_submit=1 --queue_stats=1
+	[ "$rc" = 0 ] || fail "fio exit status $rc"
+	set -- $(queue_counts b)
+	[ $# = 3 ] || fail "no queue_stats line"
+	if [ "$1" != 4096 ] || [ "$2" != 4096 ]; then
+		fail "batch 1: expected 4096 commands and doorbells, got $1 and $2"
+	fi
+	run_fio --name=b --thread=1 $ENGINE --filename=emu.size=64M,dbbuf=0 \
+		--rw=randread --bs=4k --size=16M --iodepth=32 \
+		--iodepth_batch_submit=16 --iodepth_batch_complete_min=16 \
+		--queue_stats=1
+	[ "$rc" = 0 ] || fail "fio exit status $rc"
+	set -- $(queue_counts b)
+	[ $# = 3 ] || fail "no queue_stats line"
+	[ "$1" = 4096 ] || fail "batch 16: expected 4096 commands, got $1"
+	[ "$2" -le 512 ] ||
+		fail "batch 16: $2 doorbells for 4096 commands (want <= 512)"
+	;;
+errors)
+	expect_error "filename 'bogus' names no usable nvq device" \
+		--filename=bogus
+	expect_error "unknown key" --filename=emu.bogus=1
+	expect_error "cannot open controller 'vfio:0000:01:00.0'" \
+		--filename=vfio.0000.01.00.0
+	expect_error "cannot open controller 'nosuch:x'" --uri=nosuch:x
+	expect_error "not multiples of the 4096-byte LBA" \
+		--filename=emu.size=64M --bs=512
+	expect_error "exceed namespace 1" --filename=emu.size=16M --size=32M
+	expect_error "namespace 7 is not active" --filename=emu.size=16M \
+		--nsid=7
+	expect_error "4-byte aligned" --filename=emu.size=16M,lbads=9 \
+		--bs=512 --iomem_align=2
+	expect_error "failed parsing mode=" --filename=emu.size=16M \
+		--mode=sometimes
+	;;
+preload)
+	# SPDK style: preload the engine and name it.
+	PRELOAD=$NVQ_FIO_ENGINE verify_ok_named --ioengine=nvq \
+		--filename=emu.size=64M --bs=4k --iodepth=16 --size=8M
+	;;
+enghelp)
+	run_fio --enghelp="$NVQ_FIO_ENGINE"
+	[ "$rc" = 0 ] || fail "fio --enghelp exit status $rc"
+	for opt in uri mode nsid queues qdepth queue_stats; do
+		grep -q "^$opt " "$tmp/out" || fail "--enghelp lacks option $opt"
+	done
+	;;
+*)
+	echo "unknown case '$case_name'" >&2
+	exit 2
+	;;
+esac
+exit 0
