@@ -9,15 +9,18 @@ TSAN_BUILD ?= build-tsan
 MESON_TEST_ARGS ?= --print-errorlogs
 
 .PHONY: all build run test test-asan test-tsan deps deps-test clean format \
-	check-format install
+	check-format install bench-cost
 
 all: build
 
 deps:
 	@sh scripts/deps.sh build
 
+# The tests also need fio's source tree (same version as the fio binary)
+# for the fio ioengine; it lands in build-deps/fio-<version>.
 deps-test:
 	@sh scripts/deps.sh test
+	@sh scripts/fio-source.sh >/dev/null
 
 $(BUILD)/build.ninja: | deps
 	meson setup $(BUILD) --buildtype=release -Dtests=false
@@ -55,6 +58,10 @@ test: deps-test $(ASAN_BUILD)/build.ninja $(TSAN_BUILD)/build.ninja
 
 install: build
 	meson install -C $(BUILD)
+
+# Driver instructions per 4 KiB polled read (callgrind, release tree).
+bench-cost: deps-test build
+	@python3 bench/cost.py $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

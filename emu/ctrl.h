@@ -116,9 +116,39 @@ int emu_media_sync(struct emu_media *m, uint64_t off, uint64_t len);
 /* Zero a range; @dealloc lets the memory go back to the system. */
 void emu_media_zero(struct emu_media *m, uint64_t off, uint64_t len,
 		    bool dealloc);
-/* Latency of command @opcode under @mm, in ns. */
-uint64_t emu_media_latency(const struct nvq_emu_media_model *mm,
-			   uint8_t opcode);
+/* Quantiles in a lognormal latency table (a power of two). */
+#define EMU_LAT_TABLE_BITS 12
+
+/*
+ * The sampler of one command class, built from a struct nvq_emu_lat_dist
+ * once: a draw is one generator step, a compare and a table load.
+ */
+struct emu_lat {
+	bool random; /* false: always @base */
+	uint64_t base; /* fixed latency, or the uniform lower bound */
+	uint64_t span; /* uniform: hi - lo */
+	uint32_t *table; /* lognormal quantiles (ns), or NULL */
+	uint32_t slow_thr; /* P(outlier) * 2^32 */
+	uint64_t slow_lo, slow_span;
+};
+
+/*
+ * Build the sampler of @d (@fixed_ns for NVQ_EMU_LAT_FIXED); -EINVAL for
+ * parameters the parser would reject, -ENOMEM.
+ */
+int emu_lat_init(struct emu_lat *l, const struct nvq_emu_lat_dist *d,
+		 uint64_t fixed_ns);
+/* Free what emu_lat_init() allocated. */
+void emu_lat_fini(struct emu_lat *l);
+/* One latency in ns from @l, advancing the generator state *@rng. */
+uint64_t emu_lat_sample(const struct emu_lat *l, uint64_t *rng);
+
+/* Build the read and write samplers of @c from its parameters. */
+int emu_media_lat_init(struct nvq_emu *c);
+/* Free them. */
+void emu_media_lat_fini(struct nvq_emu *c);
+/* Device thread: latency of the next command @opcode, in ns. */
+uint64_t emu_media_latency(struct nvq_emu *c, uint8_t opcode);
 
 /* ------------------------------------------------------------------ */
 /* Queues and commands                                                 */
@@ -287,6 +317,10 @@ struct nvq_emu {
 
 	bool shn_pending; /* CC.SHN seen, SHST not complete yet */
 	uint64_t idle_start; /* 0 while busy */
+
+	/* Media latency samplers (media.c) and their generator. */
+	struct emu_lat lat_read, lat_write;
+	uint64_t lat_rng;
 };
 
 #define CC_EV_EN_RISE 0x1

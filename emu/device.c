@@ -271,6 +271,7 @@ static void free_all(struct nvq_emu *c)
 			if (c->irq_fds[i] >= 0)
 				close(c->irq_fds[i]);
 	emu_media_close(&c->media);
+	emu_media_lat_fini(c);
 	if (c->iommu.table)
 		emu_iommu_fini(&c->iommu);
 	free(c->irq_fds);
@@ -350,6 +351,9 @@ int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **out)
 		}
 	}
 	ret = emu_media_open(&c->media, p);
+	if (ret)
+		goto fail;
+	ret = emu_media_lat_init(c);
 	if (ret)
 		goto fail;
 	emu_regs_init(c);

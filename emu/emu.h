@@ -25,14 +25,40 @@
 
 struct nvq_emu;
 
+/* Shapes of a latency distribution (struct nvq_emu_lat_dist). */
+enum nvq_emu_lat_kind {
+	NVQ_EMU_LAT_FIXED = 0, /* the class's fixed *_ns */
+	NVQ_EMU_LAT_UNIFORM, /* uniform in [lo, hi] */
+	NVQ_EMU_LAT_LOGNORMAL, /* median lo, 99th percentile hi */
+};
+
+/* Distribution parameters are capped here (sampled values fit 32 bits). */
+#define NVQ_EMU_LAT_DIST_MAX_NS 1000000000ull
+
 /*
- * Media timing. Today a fixed latency per command class; a distribution
- * (or a per-namespace profile) extends this struct, never the callers.
- * A command completes no earlier than its fetch time plus its latency.
+ * The latency distribution of one command class. With probability
+ * slow_ppm / 10^6 a command is a slow outlier instead (a NAND read retry,
+ * a cache flush stall): uniform in [slow_lo, slow_hi].
+ */
+struct nvq_emu_lat_dist {
+	enum nvq_emu_lat_kind kind;
+	uint64_t lo, hi;
+	uint32_t slow_ppm; /* 0 = no outliers */
+	uint64_t slow_lo, slow_hi;
+};
+
+/*
+ * Media timing per command class: a fixed latency or a distribution,
+ * sampled per command from tables built at creation (no syscalls, a few
+ * instructions per command) with a generator seeded by @seed, so a run is
+ * repeatable. A command completes no earlier than its fetch time plus its
+ * latency.
  */
 struct nvq_emu_media_model {
-	uint64_t read_ns; /* Read */
-	uint64_t write_ns; /* Write, Write Zeroes, DSM, Flush */
+	uint64_t read_ns; /* Read: fixed latency, or the median */
+	uint64_t write_ns; /* Write, Write Zeroes, DSM, Flush: the same */
+	struct nvq_emu_lat_dist read, write; /* FIXED: *_ns alone */
+	uint64_t seed; /* latency generator seed (lat_seed=) */
 };
 
 /* Device parameters; see nvq_emu_params_parse() for the string form. */
@@ -53,14 +79,33 @@ struct nvq_emu_params {
 	uint32_t to; /* CAP.TO, 500 ms units */
 	uint64_t rdy_delay_ns; /* CC.EN -> CSTS.RDY delay */
 	uint64_t idle_spin_ns; /* busy-poll this long before sleeping */
+	/*
+	 * Measurement aid, off by default: I/O completions carry the low 32
+	 * bits of CLOCK_MONOTONIC (ns) at CQE posting in DW1, which NVMe
+	 * leaves reserved for the NVM Read/Write commands; a host compares
+	 * it with the time it ran the callback (host overhead).
+	 */
+	bool stamp;
 };
 
 /*
  * Parse @str ("key=val,key=val", "" for defaults) into @p. Keys: size ns
- * lbads qpairs mqes mdts lat file msix dstrd dbbuf vwc cqr to rdy_delay
- * idle_spin. Sizes take K/M/G/T suffixes (binary), durations ns/us/ms/s
- * (bare numbers are nanoseconds); lat=R/W gives separate read and write
- * latencies. On error returns -EINVAL with a message naming the key.
+ * lbads qpairs mqes mdts lat lat_seed file msix dstrd dbbuf vwc cqr to
+ * rdy_delay idle_spin stamp. Sizes take K/M/G/T suffixes (binary),
+ * durations ns/us/ms/s (bare numbers are nanoseconds). On error returns
+ * -EINVAL with a message naming the key.
+ *
+ * lat= is a profile name, or one latency for both classes, or READ/WRITE:
+ *   optane                     lognormal:10us-14us for reads and writes
+ *   nand                       reads lognormal:80us-250us+0.1%:1ms-4ms,
+ *                              writes (to cache) lognormal:20us-60us
+ *                              +0.2%:500us-2ms
+ *   80us                       fixed
+ *   uniform:50us-150us         uniform between the bounds
+ *   lognormal:80us-400us       lognormal with median 80us and p99 400us
+ * and any of the last three followed by +P%:MIN-MAX: a fraction P percent
+ * (0.0001 .. 50) of the commands are slow outliers, uniform in MIN..MAX.
+ * Distribution durations are at most 1 s. lat_seed=N seeds the generator.
  */
 int nvq_emu_params_parse(const char *str, struct nvq_emu_params *p);
 

@@ -24,6 +24,7 @@ void nvq_emu_params_default(struct nvq_emu_params *p)
 	p->to = 10;
 	p->rdy_delay_ns = 0;
 	p->idle_spin_ns = 50000;
+	p->media.seed = 0x6e76712d6c6174ull; /* fixed: runs repeat */
 }
 
 /* Unsigned decimal (or 0x hex) prefix; returns the rest, NULL if none. */
@@ -151,26 +152,165 @@ static int parse_bool(const char *key, const char *s, bool *out)
 		       s);
 }
 
-static int parse_lat(const char *s, struct nvq_emu_media_model *mm)
+/* "A-B" into two durations of at most NVQ_EMU_LAT_DIST_MAX_NS, A <= B. */
+static int parse_range(const char *what, char *s, uint64_t *lo, uint64_t *hi)
 {
-	char buf[64];
-	char *slash;
+	char *dash = strchr(s, '-');
 	int ret;
 
+	if (!dash)
+		return emu_err(
+			-EINVAL,
+			"emu parameter 'lat': %s '%s' is not a range MIN-MAX",
+			what, s);
+	*dash = '\0';
+	ret = parse_duration("lat", s, lo);
+	if (!ret)
+		ret = parse_duration("lat", dash + 1, hi);
+	if (ret)
+		return ret;
+	if (*hi > NVQ_EMU_LAT_DIST_MAX_NS)
+		return emu_err(-EINVAL,
+			       "emu parameter 'lat': %s bound '%s' above 1 s",
+			       what, dash + 1);
+	if (*hi < *lo)
+		return emu_err(-EINVAL,
+			       "emu parameter 'lat': %s '%s-%s' ends before it "
+			       "starts",
+			       what, s, dash + 1);
+	return 0;
+}
+
+/* "P%" with up to four decimals into parts per million, 0 < P <= 50. */
+static int parse_pct(const char *s, uint32_t *ppm)
+{
+	uint64_t v = 0, scale = 10000;
+	const char *p = s;
+	int digits = 0;
+
+	for (; *p >= '0' && *p <= '9' && v < 1000; p++, digits++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	v *= 10000;
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9' && scale > 1; p++, digits++) {
+			scale /= 10;
+			v += (uint64_t)(*p - '0') * scale;
+		}
+	}
+	if (!digits || strcmp(p, "%") || !v || v > 500000)
+		return emu_err(
+			-EINVAL,
+			"emu parameter 'lat': outlier share '%s' is not a "
+			"percentage in 0.0001%%..50%%",
+			s);
+	*ppm = (uint32_t)v;
+	return 0;
+}
+
+/*
+ * One class: DUR, uniform:MIN-MAX or lognormal:MEDIAN-P99, optionally
+ * followed by +P%:MIN-MAX (slow outliers). Writes *@ns (fixed latency or
+ * the median) and @d.
+ */
+static int parse_lat_side(char *s, uint64_t *ns, struct nvq_emu_lat_dist *d)
+{
+	char *plus = strchr(s, '+'), *colon;
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	if (plus) {
+		*plus++ = '\0';
+		colon = strchr(plus, ':');
+		if (!colon)
+			return emu_err(
+				-EINVAL,
+				"emu parameter 'lat': outliers '+%s' need the "
+				"form +P%%:MIN-MAX",
+				plus);
+		*colon = '\0';
+		ret = parse_pct(plus, &d->slow_ppm);
+		if (!ret)
+			ret = parse_range("outlier range", colon + 1,
+					  &d->slow_lo, &d->slow_hi);
+		if (ret)
+			return ret;
+	}
+	if (!strncmp(s, "uniform:", 8)) {
+		d->kind = NVQ_EMU_LAT_UNIFORM;
+		ret = parse_range("uniform", s + 8, &d->lo, &d->hi);
+		*ns = d->lo + (d->hi - d->lo) / 2;
+		return ret;
+	}
+	if (!strncmp(s, "lognormal:", 10)) {
+		d->kind = NVQ_EMU_LAT_LOGNORMAL;
+		ret = parse_range("lognormal median-p99", s + 10, &d->lo,
+				  &d->hi);
+		if (ret)
+			return ret;
+		if (!d->lo || d->hi == d->lo)
+			return emu_err(
+				-EINVAL,
+				"emu parameter 'lat': lognormal needs 0 < median "
+				"< p99 (got '%s')",
+				s + 10);
+		*ns = d->lo;
+		return 0;
+	}
+	if (strchr(s, ':'))
+		return emu_err(-EINVAL,
+			       "emu parameter 'lat': unknown distribution '%s' "
+			       "(uniform:MIN-MAX or lognormal:MEDIAN-P99)",
+			       s);
+	d->kind = NVQ_EMU_LAT_FIXED;
+	return parse_duration("lat", s, ns);
+}
+
+/* Named media: lat=NAME expands to these read / write classes. */
+static const struct {
+	const char *name;
+	const char *read, *write;
+} lat_profiles[] = {
+	/* 3D XPoint: ~10 us both ways and a narrow tail. */
+	{ "optane", "lognormal:10us-14us", "lognormal:10us-14us" },
+	/* TLC NAND: reads ~80 us with rare read retries; writes land in
+	 * the controller's cache (~20 us) and now and then wait for it to
+	 * drain. */
+	{ "nand", "lognormal:80us-250us+0.1%:1ms-4ms",
+	  "lognormal:20us-60us+0.2%:500us-2ms" },
+};
+
+static int parse_lat(const char *s, struct nvq_emu_media_model *mm)
+{
+	char buf[128];
+	char *slash;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < sizeof(lat_profiles) / sizeof(lat_profiles[0]); i++) {
+		if (strcmp(s, lat_profiles[i].name))
+			continue;
+		strcpy(buf, lat_profiles[i].read);
+		ret = parse_lat_side(buf, &mm->read_ns, &mm->read);
+		if (ret)
+			return ret;
+		strcpy(buf, lat_profiles[i].write);
+		return parse_lat_side(buf, &mm->write_ns, &mm->write);
+	}
 	if (strlen(s) >= sizeof(buf))
 		return emu_err(-EINVAL, "emu parameter 'lat': '%s' too long",
 			       s);
 	strcpy(buf, s);
 	slash = strchr(buf, '/');
 	if (!slash) {
-		ret = parse_duration("lat", buf, &mm->read_ns);
+		ret = parse_lat_side(buf, &mm->read_ns, &mm->read);
 		mm->write_ns = mm->read_ns;
+		mm->write = mm->read;
 		return ret;
 	}
 	*slash = '\0';
-	ret = parse_duration("lat", buf, &mm->read_ns);
+	ret = parse_lat_side(buf, &mm->read_ns, &mm->read);
 	if (!ret)
-		ret = parse_duration("lat", slash + 1, &mm->write_ns);
+		ret = parse_lat_side(slash + 1, &mm->write_ns, &mm->write);
 	return ret;
 }
 
@@ -191,6 +331,8 @@ enum key_id {
 	K_TO,
 	K_RDY_DELAY,
 	K_IDLE_SPIN,
+	K_LAT_SEED,
+	K_STAMP,
 	K_NR
 };
 
@@ -211,6 +353,8 @@ static const char *const key_names[K_NR] = {
 	[K_TO] = "to",
 	[K_RDY_DELAY] = "rdy_delay",
 	[K_IDLE_SPIN] = "idle_spin",
+	[K_LAT_SEED] = "lat_seed",
+	[K_STAMP] = "stamp",
 };
 
 static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
@@ -267,6 +411,17 @@ static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
 		return parse_duration(name, v, &p->rdy_delay_ns);
 	case K_IDLE_SPIN:
 		return parse_duration(name, v, &p->idle_spin_ns);
+	case K_LAT_SEED: {
+		const char *r = parse_num(v, &p->media.seed);
+
+		if (!r || *r)
+			return emu_err(
+				-EINVAL,
+				"emu parameter 'lat_seed': bad number '%s'", v);
+		return 0;
+	}
+	case K_STAMP:
+		return parse_bool(name, v, &p->stamp);
 	case K_NR:
 		break;
 	}
@@ -334,7 +489,7 @@ int nvq_emu_params_parse(const char *str, struct nvq_emu_params *p)
 				-EINVAL,
 				"emu parameter '%s': unknown key (size ns lbads "
 				"qpairs mqes mdts lat file msix dstrd dbbuf vwc "
-				"cqr to rdy_delay idle_spin)",
+				"cqr to rdy_delay idle_spin lat_seed stamp)",
 				item);
 		if (seen[k])
 			return emu_err(-EINVAL,

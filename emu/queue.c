@@ -411,7 +411,9 @@ static void cq_write(struct nvq_emu *c, struct emu_cq *cq,
 	struct nvme_cqe *d = &cq->ring[cq->tail];
 
 	d->result = e->result;
-	d->dw1 = e->dw1;
+	/* stamp=1: posting time for the host's overhead measurement. */
+	d->dw1 = emu_unlikely(c->p.stamp) && cq->qid ? (uint32_t)emu_now() :
+						       e->dw1;
 	d->sq_head = e->sq_head;
 	d->sq_id = e->sq_id;
 	d->cid = e->cid;
@@ -570,7 +572,7 @@ static unsigned int fetch_sq(struct nvq_emu *c, struct emu_sq *sq)
 		if (sq->cq->ovf_cnt)
 			break;
 		if (sq->qid)
-			lat = emu_media_latency(&c->p.media, src->opcode);
+			lat = emu_media_latency(c, src->opcode);
 		if (!lat) {
 			struct nvme_sqe sqe = *src;
 

@@ -15,6 +15,8 @@ void nvq_opts_init(struct nvq_opts *opts)
 	memset(opts, 0, sizeof(*opts));
 	opts->mode = NVQ_MODE_POLL;
 	opts->shadow_doorbells = true;
+	opts->cpu_lat_limit_us = NVQ_QOS_OFF;
+	opts->cpu_lat_timeout_ms = NVQ_QOS_TIMEOUT_MS_DEFAULT;
 }
 
 struct status_name {

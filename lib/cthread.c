@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "qos.h"
 #include "queue.h"
 
 static void *cthread_main(void *arg)
@@ -28,6 +29,19 @@ static void *cthread_main(void *arg)
 	uint64_t val;
 
 	for (;;) {
+		/*
+		 * This CPU wakes for the vector's completions. Pinned, it is
+		 * the queues' QoS CPU already; unpinned, note where the
+		 * thread sleeps now (a load and a branch once known).
+		 */
+		if (!v->pinned) {
+			int cpu = sched_getcpu();
+
+			for (i = 0; i < v->nr_queues; i++)
+				if (v->queues[i]->qos)
+					nvq_qos_note_cpu(v->queues[i]->qos,
+							 cpu);
+		}
 		if (poll(pfd, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -64,14 +78,17 @@ int nvq_cthread_start(struct nvq_vector *v)
 	if (v->stop_fd < 0)
 		return nvq_err(-errno, "eventfd: %s", strerror(errno));
 	pthread_attr_init(&attr);
+	v->pinned = false;
 	if (v->cpu >= 0 && v->cpu < CPU_SETSIZE) {
 		CPU_ZERO(&set);
 		CPU_SET(v->cpu, &set);
-		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		v->pinned =
+			!pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	}
 	rc = pthread_create(&v->thread, &attr, cthread_main, v);
-	if (rc && v->cpu >= 0) {
+	if (rc && v->pinned) {
 		/* The CPU may be outside our cpuset: run unpinned then. */
+		v->pinned = false;
 		pthread_attr_destroy(&attr);
 		pthread_attr_init(&attr);
 		rc = pthread_create(&v->thread, &attr, cthread_main, v);

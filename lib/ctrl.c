@@ -19,6 +19,7 @@
 #include "ctrl.h"
 #include "internal.h"
 #include "prp.h"
+#include "qos.h"
 
 static uint64_t next_uid = 1;
 
@@ -742,6 +743,13 @@ static int create_queue(struct nvq_ctrl *c, unsigned int i, uint32_t depth)
 	q->sq_mem = sq;
 	q->cq_mem = cq;
 	q->vec = &c->vectors[vec];
+	/* Poll mode reaps on a spinning CPU: nothing to keep awake. */
+	if (c->opts.mode != NVQ_MODE_POLL) {
+		rc = nvq_qos_queue_create(c->qos, &q->stat_submitted,
+					  &q->qos_idle, &q->qos);
+		if (rc)
+			goto free_queue;
+	}
 
 	cdw11 = NVME_QUEUE_PHYS_CONTIG | vec << NVME_CQ_IV_SHIFT;
 	if (c->opts.mode != NVQ_MODE_POLL)
@@ -776,6 +784,67 @@ free_rings:
 			nvq_mem_free(c->mem, cq);
 	}
 	return rc;
+}
+
+/*
+ * The CPUs each queue's QoS limit goes to from the start of a burst: the
+ * CPU its completion thread is pinned to, and for a device behind a host
+ * interrupt (vfio) the CPU that interrupt is routed to, which wakes to
+ * signal the eventfd. The emulated device signals its eventfds from its
+ * own thread: its vector CPUs only place completion threads. Waiters in
+ * nvq_wait() and unpinned completion threads add their CPU as they go to
+ * sleep (nvq_vector_sleep(), cthread.c).
+ */
+static int qos_cpus(struct nvq_ctrl *c)
+{
+	bool host_irq = strcmp(c->t->ops->name, "emu") != 0;
+	unsigned int i;
+	cpu_set_t set;
+	int rc;
+
+	for (i = 0; i < c->nr_queues; i++) {
+		struct nvq_queue *q = c->queues[i];
+		int cpu = q->vec->cpu;
+
+		if (!q->qos)
+			continue;
+		CPU_ZERO(&set);
+		if (cpu >= 0 && cpu < CPU_SETSIZE &&
+		    (q->vec->pinned || host_irq))
+			CPU_SET(cpu, &set);
+		rc = nvq_qos_queue_set_cpus(q->qos, &set);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * The QoS knobs of nvq_opts. Lacking permission is not an error: I/O runs
+ * without limits, and the reason goes to the notes of nvq_open().
+ */
+static int setup_qos(struct nvq_ctrl *c, char *notes, size_t notes_len)
+{
+	struct nvq_qos_info info;
+	int rc;
+
+	rc = nvq_qos_ctrl_create(&c->qos);
+	if (rc) {
+		c->qos = NULL;
+		return rc;
+	}
+	rc = nvq_qos_set_timeout(c->qos, c->opts.cpu_lat_timeout_ms ?
+						 c->opts.cpu_lat_timeout_ms :
+						 NVQ_QOS_TIMEOUT_MS_DEFAULT);
+	if (!rc)
+		rc = nvq_qos_set_limit(c->qos, c->opts.cpu_lat_limit_us);
+	if (rc || c->opts.cpu_lat_limit_us == NVQ_QOS_OFF)
+		return rc;
+	nvq_qos_info(c->qos, &info);
+	if (info.status[0])
+		note(notes, notes_len, "CPU latency limit not applied: %s",
+		     info.status);
+	return 0;
 }
 
 static int setup_io_queues(struct nvq_ctrl *c, char *notes, size_t notes_len)
@@ -849,7 +918,7 @@ static int setup_io_queues(struct nvq_ctrl *c, char *notes, size_t notes_len)
 				return rc;
 		}
 	}
-	return 0;
+	return qos_cpus(c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -890,6 +959,12 @@ static void teardown(struct nvq_ctrl *c)
 	if (c->vectors)
 		for (i = 0; i < c->nr_vectors; i++)
 			nvq_cthread_stop(&c->vectors[i]);
+	/*
+	 * No more I/O: put the CPUs' PM QoS settings back now rather than
+	 * after a shutdown that may take seconds.
+	 */
+	nvq_qos_ctrl_destroy(c->qos);
+	c->qos = NULL;
 
 	if (alive && csts(c) == 0xffffffffu)
 		alive = false;
@@ -979,6 +1054,19 @@ static int check_opts(const struct nvq_opts *o)
 		return nvq_err(-EINVAL,
 			       "%u queues is out of range (at most 65535)",
 			       o->nr_queues);
+	if (o->cpu_lat_limit_us != NVQ_QOS_OFF &&
+	    o->cpu_lat_limit_us != NVQ_QOS_AUTO &&
+	    (o->cpu_lat_limit_us < 0 ||
+	     o->cpu_lat_limit_us > NVQ_QOS_LIMIT_MAX))
+		return nvq_err(
+			-EINVAL,
+			"CPU latency limit %d is out of range (-1 off, -2 auto, 0..%d us)",
+			o->cpu_lat_limit_us, NVQ_QOS_LIMIT_MAX);
+	if (o->cpu_lat_timeout_ms > NVQ_QOS_TIMEOUT_MS_MAX)
+		return nvq_err(
+			-EINVAL,
+			"CPU latency timeout %u ms is out of range (1..%d, 0 = default)",
+			o->cpu_lat_timeout_ms, NVQ_QOS_TIMEOUT_MS_MAX);
 	return 0;
 }
 
@@ -1016,8 +1104,10 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 	rc = check_opts(&c->opts);
 	if (rc)
 		goto fail;
-	c->lock_mode = flags & NVQ_OPEN_SINGLE_LOCK ? NVQ_LOCK_SINGLE :
-						      NVQ_LOCK_SPLIT;
+	c->lock_mode = (flags & NVQ_OPEN_SINGLE_LOCK) ||
+				       c->opts.bench_single_lock ?
+			       NVQ_LOCK_SINGLE :
+			       NVQ_LOCK_SPLIT;
 	c->uid = __atomic_fetch_add(&next_uid, 1, __ATOMIC_RELAXED);
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	c->nr_cpus = ncpu > 0 ? (unsigned int)ncpu : 1;
@@ -1075,6 +1165,8 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 	if (!rc)
 		rc = scan_namespaces(c, notes, sizeof(notes));
 	if (!rc)
+		rc = setup_qos(c, notes, sizeof(notes));
+	if (!rc)
 		rc = setup_io_queues(c, notes, sizeof(notes));
 	if (rc)
 		goto fail;
@@ -1098,4 +1190,14 @@ void nvq_close(struct nvq_ctrl *ctrl)
 {
 	if (ctrl)
 		teardown(ctrl);
+}
+
+struct nvq_qos_ctrl *nvq_ctrl_qos(struct nvq_ctrl *ctrl)
+{
+	return ctrl ? ctrl->qos : NULL;
+}
+
+struct nvq_qos_queue *nvq_queue_qos(struct nvq_queue *q)
+{
+	return q ? q->qos : NULL;
 }

@@ -89,6 +89,9 @@ struct nvq_ctrl {
 	struct nvq_vector *vectors; /* index = MSI-X vector */
 	unsigned int nr_cpus;
 	bool threads_started;
+
+	/* CPU latency QoS knobs and the queues' activity (qos.h). */
+	struct nvq_qos_ctrl *qos;
 };
 
 /* Internal flags for nvq_open_flags(). */

@@ -19,11 +19,14 @@
  * cache lives in the queue; a shared queue's submitters translate before
  * taking sq_lock, so each thread keeps its own, tagged with the
  * controller's unique id (a cache of another controller is never used).
+ * initial-exec: a direct %fs-relative access instead of a
+ * __tls_get_addr() call per I/O (~20 instructions) from a shared library;
+ * the 40 bytes fit glibc's static TLS reserve even when dlopen()ed (fio).
  */
 static __thread struct {
 	uint64_t uid;
 	struct nvq_mem_cache c;
-} tcache;
+} tcache __attribute__((tls_model("initial-exec")));
 
 static inline struct nvq_mem_cache *mem_cache(struct nvq_queue *q)
 {
@@ -106,9 +109,13 @@ static int too_big(struct nvq_queue *q, uint32_t n)
 		q->qid, q->nr_tags);
 }
 
-static int submit_rw(struct nvq_queue *q, uint8_t opc, uint32_t nsid,
-		     const void *buf, uint64_t slba, uint32_t nlb,
-		     unsigned int flags, nvq_cb cb, void *arg)
+/*
+ * Inlined into nvq_read() / nvq_write(): one call and nine arguments
+ * worth of shuffling fewer per I/O (~15 instructions).
+ */
+static inline __attribute__((always_inline)) int
+submit_rw(struct nvq_queue *q, uint8_t opc, uint32_t nsid, const void *buf,
+	  uint64_t slba, uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg)
 {
 	struct nvq_cmd *lead, *cmd;
 	const struct nvq_ns *ns;

@@ -6,13 +6,17 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dmapool.h"
+#include "qos.h"
 #include "queue.h"
 #include "transport.h"
 
@@ -20,44 +24,91 @@
 #define REAP_BATCH 32
 
 /*
- * The locking switch (see queue.h): one predictable branch per batch.
- * Adaptive mutexes spin briefly before sleeping; the sections they guard
- * are a few stores long, so contention is resolved by the spin almost
- * always, while a preempted holder does not make waiters burn a
- * timeslice (this machine has two vCPUs and more threads than that).
+ * The queue locks: a futex word, the classic three-state mutex (free,
+ * held, held with possible sleepers). Taking and dropping a free lock is
+ * one atomic instruction each; a glibc adaptive mutex costs ~75
+ * instructions for the pair, taken per command on a shared queue (see
+ * docs/perf.md). Under contention it spins briefly first - the sections
+ * are a few stores long, so the spin almost always resolves it - and then
+ * sleeps, so a preempted holder does not make waiters burn a timeslice
+ * (this machine has two vCPUs and more threads than that).
  */
+#define QLOCK_FREE 0u
+#define QLOCK_HELD 1u
+#define QLOCK_SLEEPERS 2u
+#define QLOCK_SPIN 128
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+static void __attribute__((noinline)) qlock_slow(uint32_t *l)
+{
+	uint32_t c;
+	int i;
+
+	for (i = 0; i < QLOCK_SPIN; i++) {
+		cpu_relax();
+		c = QLOCK_FREE;
+		if (__atomic_load_n(l, __ATOMIC_RELAXED) == QLOCK_FREE &&
+		    __atomic_compare_exchange_n(l, &c, QLOCK_HELD, false,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return;
+	}
+	/* Taken as "maybe sleepers": the unlock then wakes one. */
+	while (__atomic_exchange_n(l, QLOCK_SLEEPERS, __ATOMIC_ACQUIRE) !=
+	       QLOCK_FREE)
+		syscall(SYS_futex, l, FUTEX_WAIT_PRIVATE, QLOCK_SLEEPERS, NULL,
+			NULL, 0);
+}
+
+static inline void qlock(uint32_t *l)
+{
+	uint32_t c = QLOCK_FREE;
+
+	if (likely(__atomic_compare_exchange_n(l, &c, QLOCK_HELD, false,
+					       __ATOMIC_ACQUIRE,
+					       __ATOMIC_RELAXED)))
+		return;
+	qlock_slow(l);
+}
+
+static inline void qunlock(uint32_t *l)
+{
+	if (unlikely(__atomic_exchange_n(l, QLOCK_FREE, __ATOMIC_RELEASE) ==
+		     QLOCK_SLEEPERS))
+		syscall(SYS_futex, l, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* The locking switch (see queue.h): one predictable branch per batch. */
 static inline void sq_lock(struct nvq_queue *q)
 {
 	if (q->sq_locked)
-		pthread_mutex_lock(&q->sq_lock);
+		qlock(&q->sq_lock);
 }
 
 static inline void sq_unlock(struct nvq_queue *q)
 {
 	if (q->sq_locked)
-		pthread_mutex_unlock(&q->sq_lock);
+		qunlock(&q->sq_lock);
 }
 
 static inline void cq_lock(struct nvq_queue *q)
 {
 	if (q->cq_locked)
-		pthread_mutex_lock(q->cq_lockp);
+		qlock(q->cq_lockp);
 }
 
 static inline void cq_unlock(struct nvq_queue *q)
 {
 	if (q->cq_locked)
-		pthread_mutex_unlock(q->cq_lockp);
-}
-
-static void init_lock(pthread_mutex_t *m)
-{
-	pthread_mutexattr_t attr;
-
-	pthread_mutexattr_init(&attr);
-	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-	pthread_mutex_init(m, &attr);
-	pthread_mutexattr_destroy(&attr);
+		qunlock(q->cq_lockp);
 }
 
 int nvq_queue_create(const struct nvq_queue_params *p, struct nvq_queue **qp)
@@ -113,8 +164,8 @@ int nvq_queue_create(const struct nvq_queue_params *p, struct nvq_queue **qp)
 			p->dbbuf_ei + nvme_cq_db_index(p->qid, p->dstrd);
 	}
 
-	init_lock(&q->sq_lock);
-	init_lock(&q->cq_lock);
+	q->sq_lock = QLOCK_FREE;
+	q->cq_lock = QLOCK_FREE;
 	switch (p->lock_mode) {
 	case NVQ_LOCK_NONE:
 		q->cq_lockp = &q->cq_lock;
@@ -138,8 +189,8 @@ void nvq_queue_destroy(struct nvq_queue *q)
 {
 	if (!q)
 		return;
-	pthread_mutex_destroy(&q->sq_lock);
-	pthread_mutex_destroy(&q->cq_lock);
+	/* Before the counter and flag QoS reads go away. */
+	nvq_qos_queue_destroy(q->qos);
 	free(q->cmds);
 	free(q->tag_next);
 	free(q);
@@ -161,14 +212,43 @@ static void release_dma(struct nvq_queue *q, struct nvq_cmd *cmd)
 	}
 }
 
+/* Context of free tag @tag with a fresh CID (next generation). */
+static inline struct nvq_cmd *take_cmd(struct nvq_queue *q, uint32_t tag)
+{
+	struct nvq_cmd *cmd = &q->cmds[tag];
+	uint32_t gen = cmd->gen + 1u;
+	uint32_t cid = (gen << q->tag_bits | tag) & 0xffff;
+
+	if (unlikely(cid == 0xffff)) {
+		gen++;
+		cid = (gen << q->tag_bits | tag) & 0xffff;
+	}
+	cmd->gen = (uint16_t)gen;
+	cmd->cid = (uint16_t)cid;
+	cmd->prp.nr = 0;
+	cmd->dsm = NULL;
+	return cmd;
+}
+
 struct nvq_cmd *nvq_queue_get_cmds(struct nvq_queue *q, unsigned int n)
 {
 	struct nvq_cmd *lead = NULL, **link = &lead, *cmd;
 	unsigned int i;
 
+	/* Almost every request is one command: no list walks for it. */
+	if (likely(n == 1)) {
+		int tag = nvq_tags_get(&q->tags);
+
+		if (unlikely(tag < 0))
+			return NULL;
+		cmd = take_cmd(q, (uint32_t)tag);
+		cmd->next = NULL;
+		cmd->lead = cmd;
+		cmd->nr = 1;
+		return cmd;
+	}
 	for (i = 0; i < n; i++) {
 		int tag = nvq_tags_get(&q->tags);
-		uint32_t gen, cid;
 
 		if (unlikely(tag < 0)) {
 			*link = NULL;
@@ -176,17 +256,7 @@ struct nvq_cmd *nvq_queue_get_cmds(struct nvq_queue *q, unsigned int n)
 				nvq_queue_put_cmds(q, lead);
 			return NULL;
 		}
-		cmd = &q->cmds[tag];
-		gen = cmd->gen + 1u;
-		cid = (gen << q->tag_bits | (uint32_t)tag) & 0xffff;
-		if (unlikely(cid == 0xffff)) {
-			gen++;
-			cid = (gen << q->tag_bits | (uint32_t)tag) & 0xffff;
-		}
-		cmd->gen = (uint16_t)gen;
-		cmd->cid = (uint16_t)cid;
-		cmd->prp.nr = 0;
-		cmd->dsm = NULL;
+		cmd = take_cmd(q, (uint32_t)tag);
 		*link = cmd;
 		link = &cmd->next;
 	}
@@ -258,6 +328,18 @@ static inline void ring_cq(struct nvq_queue *q, uint16_t head)
 	q->cq_t->ops->db_write(q->cq_t, q->cq_db_off, head);
 }
 
+/*
+ * CPU latency QoS, once per batch after the doorbell: while the queue is
+ * active (or QoS is off) this is one load and a branch never taken. The
+ * idle -> active transition applies the limit after the doorbell and
+ * outside sq_lock, so the device already works on the batch meanwhile.
+ */
+static inline void qos_check(struct nvq_queue *q)
+{
+	if (unlikely(READ_ONCE(q->qos_idle)))
+		nvq_qos_activate(q->qos);
+}
+
 void nvq_queue_post(struct nvq_queue *q, struct nvq_cmd *lead,
 		    unsigned int flags)
 {
@@ -285,11 +367,16 @@ void nvq_queue_post(struct nvq_queue *q, struct nvq_cmd *lead,
 		n++;
 	}
 	q->sq_tail = (uint16_t)tail;
+	/* Also the QoS activity signal: the timer compares it per period. */
 	WRITE_ONCE(q->stat_submitted, q->stat_submitted + n);
 	WRITE_ONCE(q->reqs_submitted, q->reqs_submitted + 1);
-	if (!(flags & NVQ_IO_MORE))
-		ring_sq(q);
+	if (flags & NVQ_IO_MORE) {
+		sq_unlock(q);
+		return;
+	}
+	ring_sq(q);
 	sq_unlock(q);
+	qos_check(q);
 }
 
 void nvq_queue_ring(struct nvq_queue *q)
@@ -297,6 +384,7 @@ void nvq_queue_ring(struct nvq_queue *q)
 	sq_lock(q);
 	ring_sq(q);
 	sq_unlock(q);
+	qos_check(q);
 }
 
 /*
@@ -334,6 +422,7 @@ static int finish(struct nvq_queue *q, struct nvq_cmd *cmd)
 	nvq_cb cb;
 	void *arg;
 
+	cpl.dw1 = cmd->cpl_dw1;
 	release_dma(q, cmd);
 	if (likely(lead->nr == 1)) {
 		cpl.err = cmd->cpl_err;
@@ -408,6 +497,7 @@ int nvq_queue_reap(struct nvq_queue *q, unsigned int max)
 				cmd->cpl_status = NVME_STATUS(st);
 				cmd->cpl_err = nvq_status_err(cmd->cpl_status);
 				cmd->cpl_result = cqe->result;
+				cmd->cpl_dw1 = cqe->dw1;
 				batch[n++] = cmd;
 			}
 			if (++head == q->cq_depth) {
@@ -466,6 +556,7 @@ void nvq_queue_cancel(struct nvq_queue *q)
 		cmd->cpl_err = -ECANCELED;
 		cmd->cpl_status = 0;
 		cmd->cpl_result = 0;
+		cmd->cpl_dw1 = 0;
 		done += finish(q, cmd);
 	}
 	if (done)
@@ -485,6 +576,13 @@ int nvq_vector_sleep(struct nvq_vector *v, struct nvq_queue *q,
 	uint64_t gen;
 	int rc = 0;
 
+	/*
+	 * This CPU takes the completions it sleeps for: keep it out of deep
+	 * idle while the queue is busy. One load and a branch once known;
+	 * noted before v->lock, as a new CPU takes the QoS lock.
+	 */
+	if (q->qos)
+		nvq_qos_note_cpu(q->qos, sched_getcpu());
 	pthread_mutex_lock(&v->lock);
 	/*
 	 * Checked under v->lock: a CQE that appears after this check raises

@@ -70,6 +70,7 @@ struct nvq_cmd {
 	int cpl_err;
 	uint16_t cpl_status;
 	uint32_t cpl_result;
+	uint32_t cpl_dw1;
 	/* DMA blocks freed at completion. */
 	struct nvq_prp_lists prp;
 	void *dsm;
@@ -78,8 +79,15 @@ struct nvq_cmd {
 
 struct nvq_queue {
 	/* ---- submission half: written by submitters under sq_lock ---- */
-	pthread_mutex_t sq_lock;
+	uint32_t sq_lock; /* futex lock word (queue.c) */
 	bool sq_locked; /* take sq_lock at all (not exclusive) */
+	/*
+	 * CPU latency QoS: 1 asks the next submitter to call
+	 * nvq_qos_activate() after its doorbell. Written by QoS only; 0
+	 * forever in poll mode or with QoS off, so the hot path pays one
+	 * load and one never-taken branch per batch.
+	 */
+	uint8_t qos_idle;
 	uint16_t sq_tail;
 	uint16_t sq_db_last; /* tail value the device was last told */
 	uint32_t sq_db_off;
@@ -108,13 +116,15 @@ struct nvq_queue {
 	int node;
 	void *sq_mem, *cq_mem; /* ring allocations, freed by the owner */
 	uint32_t *tag_next;
+	/* QoS activity of this queue; NULL in poll mode (no limit needed) */
+	struct nvq_qos_queue *qos;
 
 	/* ---- the tag stack: written by both sides ---- */
 	struct nvq_tags tags __cacheline_aligned;
 
 	/* ---- completion half: written by completers under cq_lock ---- */
-	pthread_mutex_t cq_lock __cacheline_aligned;
-	pthread_mutex_t *cq_lockp; /* &cq_lock, or &sq_lock in single mode */
+	uint32_t cq_lock __cacheline_aligned; /* futex lock word */
+	uint32_t *cq_lockp; /* &cq_lock, or &sq_lock in single mode */
 	bool cq_locked;
 	uint16_t cq_db_last;
 	uint32_t cq_depth;
@@ -160,6 +170,7 @@ struct nvq_vector {
 	unsigned int index;
 	int fd; /* the transport's eventfd, -1 if none */
 	int cpu; /* irq_cpu(), -1 if unknown */
+	bool pinned; /* THREAD mode: the completion thread runs only on cpu */
 	unsigned int nr_queues;
 	struct nvq_queue **queues;
 	pthread_mutex_t lock;
@@ -178,7 +189,10 @@ struct nvq_vector {
  */
 int nvq_queue_create(const struct nvq_queue_params *p, struct nvq_queue **q);
 
-/* Free what nvq_queue_create() allocated (not the rings). */
+/*
+ * Free what nvq_queue_create() allocated (not the rings), its QoS state
+ * (releasing the limit it holds) included.
+ */
 void nvq_queue_destroy(struct nvq_queue *q);
 
 /*
@@ -220,7 +234,7 @@ void nvq_queue_cancel(struct nvq_queue *q);
 /*
  * WAIT mode: sleep until the vector of @q fires, a CQE is pending on @q or
  * @deadline_ns (nvq_now_ns() clock; 0 = none) passes. Returns 0, or
- * -ETIMEDOUT.
+ * -ETIMEDOUT. The sleeping CPU is noted for the queue's CPU latency QoS.
  */
 int nvq_vector_sleep(struct nvq_vector *v, struct nvq_queue *q,
 		     uint64_t deadline_ns);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <nvq/qos.h>
 #include <nvq/spec.h>
 
 #ifdef __cplusplus
@@ -47,6 +48,24 @@ struct nvq_opts {
 	bool shadow_doorbells;
 	/* Admin command timeout in ms; 0 = derived from CAP.TO (min 5 s). */
 	unsigned int admin_timeout_ms;
+	/*
+	 * CPU latency QoS (nvq/qos.h), applied at open and changeable later
+	 * with nvq_qos_set_limit() / nvq_qos_set_timeout() on
+	 * nvq_ctrl_qos(): while a wait or thread mode queue is busy, the
+	 * CPUs that take its completions may not enter idle states slower
+	 * to leave than cpu_lat_limit_us. NVQ_QOS_OFF (-1, the default),
+	 * NVQ_QOS_AUTO (-2: from the cpuidle state table), 0 (no idle at
+	 * all) or N us. A queue with no submission for cpu_lat_timeout_ms
+	 * (0 = the default, 3) lets its CPUs idle again.
+	 */
+	int cpu_lat_limit_us;
+	unsigned int cpu_lat_timeout_ms;
+	/*
+	 * Benchmark only: shared queues take one lock for both halves, as the
+	 * kernel did before the split (seed 002); the baseline of the
+	 * split-lock comparison, not meant for applications.
+	 */
+	bool bench_single_lock;
 };
 
 /* Fill @opts with the defaults. */
@@ -140,6 +159,22 @@ struct nvq_queue_stats {
 void nvq_queue_stats(const struct nvq_queue *q, struct nvq_queue_stats *st);
 
 /* ------------------------------------------------------------------ */
+/* CPU latency QoS (knobs and statistics: nvq/qos.h)                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The QoS state of @ctrl, for nvq_qos_set_limit(), nvq_qos_set_timeout()
+ * and nvq_qos_info(). Valid until nvq_close(); NULL for a NULL @ctrl.
+ */
+struct nvq_qos_ctrl *nvq_ctrl_qos(struct nvq_ctrl *ctrl);
+
+/*
+ * The QoS activity of queue @q, for nvq_qos_queue_stats(): NULL for poll
+ * mode queues, which need no limit (the stats of NULL read all zero).
+ */
+struct nvq_qos_queue *nvq_queue_qos(struct nvq_queue *q);
+
+/* ------------------------------------------------------------------ */
 /* I/O                                                                 */
 /* ------------------------------------------------------------------ */
 
@@ -148,6 +183,7 @@ struct nvq_cpl {
 	int err; /* 0, -EIO (NVMe error, see status), -ECANCELED, ... */
 	uint16_t status; /* NVMe status field: SC 7:0 SCT 10:8 More DNR */
 	uint32_t result; /* CQE DW0 */
+	uint32_t dw1; /* CQE DW1 (emu:stamp=1: the CQE posting time, ns) */
 };
 
 typedef void (*nvq_cb)(void *arg, const struct nvq_cpl *cpl);

@@ -248,9 +248,40 @@ static void test_rejects(void)
 	REJECT("--bogus", "--compare", "--bogus");
 }
 
+/* The split-lock comparison's switches. */
+static void test_lock(void)
+{
+	struct perf_opts o;
+
+	CHECK(!parse(&o, ARGS("--threads", "4")));
+	CHECK(!o.configs[0].single_lock && !o.configs[0].shared_queue);
+	perf_opts_free(&o);
+	CHECK(!parse(&o, ARGS("--shared-queue", "--threads", "4", "--lock",
+			      "single")));
+	CHECK(o.configs[0].single_lock && o.configs[0].shared_queue);
+	perf_opts_free(&o);
+	CHECK(!parse(&o, ARGS("--shared-queue", "--threads", "3", "--compare",
+			      "--lock split;--lock single")));
+	CHECK_EQ_U(o.nr_configs, 2);
+	CHECK(!o.configs[0].single_lock && o.configs[1].single_lock);
+	CHECK(o.configs[0].shared_queue && o.configs[1].shared_queue);
+	CHECK_EQ_U(o.configs[1].threads, 3);
+	perf_opts_free(&o);
+
+	REJECT("--lock", "--lock", "double");
+	REJECT("--lock", "--lock");
+	REJECT("--lock", "--lock", "");
+	REJECT("--lock", "--exclusive", "--lock", "split");
+	REJECT("--shared-queue", "--exclusive", "--threads", "2",
+	       "--shared-queue");
+	REJECT("--shared-queue", "--shared-queue=1");
+	REJECT("--lock", "--compare", "--lock single;--lock none");
+}
+
 int main(void)
 {
 	test_numbers();
+	test_lock();
 	test_defaults();
 	test_all_options();
 	test_compare();

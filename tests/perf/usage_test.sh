@@ -52,6 +52,11 @@ expect_usage --compare --compare ''
 expect_usage --json --compare '--qd 1;--json'
 expect_usage "configuration 2" --compare '--qd 1;--qd many'
 expect_usage --frobnicate --frobnicate
+expect_usage --lock --lock double
+expect_usage --lock --exclusive --lock single
+expect_usage --shared-queue --exclusive --threads 2 --shared-queue
+expect_usage "'lat'" -d 'emu:lat=lognormal:80us-40us'
+expect_usage "'lat'" -d 'emu:lat=warp'
 expect_usage "'stray'" stray
 # Checks that need the device (no I/O happens).
 expect_usage --bs -d emu:size=1M --bs 1000

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* --compare tables and medians. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,10 +23,7 @@ void perf_row_from_result(const struct perf_result *r,
 	double secs = (double)r->runtime_ns / 1e9;
 
 	memset(row, 0, sizeof(*row));
-	memset(&all, 0, sizeof(all));
-	perf_hist_init(&all.slat);
-	perf_hist_init(&all.clat);
-	perf_hist_init(&all.lat);
+	perf_dir_stats_init(&all);
 	for (d = 0; d < PERF_NR_DIRS; d++) {
 		perf_result_merge_dirs(&all, &r->dir[d]);
 		bytes += r->dir[d].bytes;
@@ -52,9 +51,20 @@ void perf_row_from_result(const struct perf_result *r,
 	for (k = 0; k < row->nr_idle; k++) {
 		if (!r->have_idle)
 			continue;
-		for (s = 0; s < r->idle.nr_states; s++)
-			if (!strcmp(r->idle.names[s], names[k]))
-				row->idle[k] = r->idle.avg[s];
+		for (s = 0; s < r->idle.nr_states; s++) {
+			if (strcmp(r->idle.names[s], names[k]))
+				continue;
+			row->idle[k] = r->idle.avg[s];
+			row->cpl_idle[k] =
+				fmax(0, perf_result_cpu_idle(r, r->cpl_cpu, s));
+		}
+	}
+	for (k = 0; k < r->nr_qos; k++) {
+		row->qos_applies += (double)r->qosq[k].applies;
+		row->qos_releases += (double)r->qosq[k].releases;
+		if (r->qos_span_ns)
+			row->qos_held += (double)r->qosq[k].held_ns * 100.0 /
+					 (double)r->qos_span_ns / r->nr_qos;
 	}
 }
 
@@ -104,9 +114,14 @@ void perf_row_median(const struct perf_row *rows, unsigned int n,
 	MED(clat_p999);
 	MED(usr);
 	MED(sys);
+	MED(qos_applies);
+	MED(qos_releases);
+	MED(qos_held);
 	out->nr_idle = rows[0].nr_idle;
-	for (k = 0; k < out->nr_idle; k++)
+	for (k = 0; k < out->nr_idle; k++) {
 		MED(idle[k]);
+		MED(cpl_idle[k]);
+	}
 	free(v);
 #undef MED
 }
@@ -157,6 +172,96 @@ static void print_row(FILE *f, const char *cfg, const char *round,
 	for (k = 0; k < r->nr_idle; k++)
 		fprintf(f, " %*.1f", idle_width(names, k), r->idle[k]);
 	fputc('\n', f);
+}
+
+/* "off", "auto=0", "50": the limit of @r as set and, for auto, taken. */
+static const char *cpu_lat_cell(const struct perf_result *r, char *buf,
+				size_t len)
+{
+	char lim[16];
+
+	perf_cpu_lat_name(r->cfg->cpu_lat_limit_us, lim, sizeof(lim));
+	if (r->cfg->cpu_lat_limit_us == NVQ_QOS_AUTO &&
+	    r->qos.effective_us >= 0)
+		snprintf(buf, len, "auto=%d", r->qos.effective_us);
+	else if (r->cfg->cpu_lat_limit_us != NVQ_QOS_OFF && r->qos.status[0])
+		snprintf(buf, len, "%s(n/a)", lim); /* could not apply */
+	else
+		snprintf(buf, len, "%s", lim);
+	return buf;
+}
+
+static void print_cpl_row(FILE *f, const char *cfg, const char *round,
+			  const char *lat, const char *cpu,
+			  const struct perf_row *r,
+			  char (*names)[PERF_IDLE_NAME], unsigned int nn)
+{
+	unsigned int k;
+
+	fprintf(f, "%-6s %-6s %-10s %4s", cfg, round, lat, cpu);
+	for (k = 0; k < nn; k++)
+		fprintf(f, " %*.1f", idle_width(names, k), r->cpl_idle[k]);
+	fprintf(f, " %8.0f %8.0f %6.1f\n", r->qos_applies, r->qos_releases,
+		r->qos_held);
+}
+
+/*
+ * The second table: CPU latency QoS per run and the idle residency of
+ * the CPU that ran the completions, where a deep idle state costs.
+ */
+static void print_cpl_table(FILE *f, const struct perf_opts *o,
+			    const struct perf_result *res, unsigned int nres,
+			    const struct perf_row *rows,
+			    char (*names)[PERF_IDLE_NAME], unsigned int nn)
+{
+	char cfgname[8], round[16], lat[24], cpu[16];
+	struct perf_row *sel, med;
+	unsigned int i, c, k, n;
+
+	sel = calloc(nres ? nres : 1, sizeof(*sel));
+	if (!sel)
+		return;
+	fprintf(f, "\n%-6s %-6s %-10s %4s", "config", "round", "cpu-lat",
+		"ccpu");
+	for (k = 0; k < nn; k++) {
+		char h[PERF_IDLE_NAME + 2];
+
+		snprintf(h, sizeof(h), "%s%%", names[k]);
+		fprintf(f, " %*s", idle_width(names, k), h);
+	}
+	fprintf(f, " %8s %8s %6s\n", "applied", "released", "held%");
+	for (i = 0; i < nres; i++) {
+		snprintf(cfgname, sizeof(cfgname), "%c",
+			 perf_config_letter(res[i].config_index));
+		snprintf(round, sizeof(round), "%u", res[i].round);
+		snprintf(cpu, sizeof(cpu), "%d", res[i].cpl_cpu);
+		print_cpl_row(f, cfgname, round,
+			      cpu_lat_cell(&res[i], lat, sizeof(lat)), cpu,
+			      &rows[i], names, nn);
+	}
+	for (c = 0; c < o->nr_configs; c++) {
+		const struct perf_result *first = NULL;
+
+		for (i = 0, n = 0; i < nres; i++) {
+			if (res[i].config_index != c)
+				continue;
+			if (!first)
+				first = &res[i];
+			sel[n++] = rows[i];
+		}
+		if (!n)
+			continue;
+		perf_row_median(sel, n, &med);
+		snprintf(cfgname, sizeof(cfgname), "%c", perf_config_letter(c));
+		print_cpl_row(f, cfgname, "median",
+			      cpu_lat_cell(first, lat, sizeof(lat)), "-", &med,
+			      names, nn);
+	}
+	fprintf(f,
+		"\nccpu: the CPU that ran most completion callbacks, with its "
+		"cpuidle residency;\napplied/released/held%%: CPU latency "
+		"limit of the job queues (held: %% of the run)\n");
+	free(sel);
 }
 
 void perf_compare_print(FILE *f, const struct perf_opts *o,
@@ -225,5 +330,6 @@ void perf_compare_print(FILE *f, const struct perf_opts *o,
 			"CPUs; usr/sys: process CPU time, %% of one CPU\n",
 			res[0].have_idle ? res[0].idle.nr_cpus :
 					   (unsigned int)0);
+	print_cpl_table(f, o, res, nres, rows, names, nn);
 	free(rows);
 }

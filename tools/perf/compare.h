@@ -24,6 +24,11 @@ struct perf_row {
 	double usr, sys; /* % of one CPU */
 	unsigned int nr_idle;
 	double idle[PERF_ROW_MAX_IDLE]; /* % per state, mean over CPUs */
+	/* % per state on the completion CPU (see perf_result.cpl_cpu) */
+	double cpl_idle[PERF_ROW_MAX_IDLE];
+	/* CPU latency QoS, summed over the job queues; held: % of the run
+	 * a queue held its limit, mean over the queues */
+	double qos_applies, qos_releases, qos_held;
 };
 
 /* Letter naming configuration @i in tables and plots ("A", "B", ...). */

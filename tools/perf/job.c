@@ -1,16 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /* The per-thread I/O engine; the model is described in job.h. */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "devtime.h"
 #include "job.h"
 #include "verify.h"
 
 /* How long a stopped job waits for outstanding I/O before abandoning it
  * to nvq_close() (a device that stopped answering). */
 #define STOP_GRACE_NS (10ull * 1000000000ull)
+
+/*
+ * The job whose thread this is; NULL on the library's completion threads.
+ * With --shared-queue a job thread's nvq_poll() / nvq_wait() also runs
+ * other jobs' callbacks: it finishes those lanes itself, records into its
+ * own context and resubmits them from its own ready list (a lane has one
+ * owner at a time, handed over by its reference count).
+ */
+static __thread struct perf_job *this_job;
 
 static uint64_t splitmix64(uint64_t *s)
 {
@@ -135,6 +146,17 @@ static bool finish_io(struct perf_job *j, struct perf_lane *l,
 		perf_hist_add(&d->slat, l->t1 - l->t0);
 		perf_hist_add(&d->clat, end - l->t1);
 		perf_hist_add(&d->lat, end - l->t0);
+		if (t->stamped) {
+			uint64_t host, dev;
+
+			if (perf_devtime_split(l->t0, l->t1, l->t2, l->dw1,
+					       &host, &dev)) {
+				perf_hist_add(&d->host, host);
+				perf_hist_add(&d->dev, dev);
+			} else {
+				d->bad_stamps++;
+			}
+		}
 		d->ios++;
 		d->bytes += t->bs;
 		if (end > ctx->last_done)
@@ -253,14 +275,19 @@ static void io_done(void *arg, const struct nvq_cpl *cpl)
 	struct perf_lane *l = arg;
 	struct perf_job *j = l->job;
 	struct perf_job_ctx *ctx;
+	int cpu = sched_getcpu(); /* glibc reads it from rseq: cheap */
 
 	l->t2 = perf_now();
 	l->err = cpl->err;
 	l->status = cpl->status;
+	l->dw1 = cpl->dw1;
+	/* By thread, not by mode: each context has one writer. */
+	ctx = this_job ? &this_job->ctx[0] : &j->ctx[1];
+	/* Where completions run: the CPU whose idle states matter. */
+	if ((unsigned int)cpu < PERF_CPL_CPUS)
+		ctx->cpl_cpu[cpu]++;
 	if (atomic_fetch_sub_explicit(&l->parts, 1, memory_order_acq_rel) != 1)
 		return; /* the submitter finishes it */
-	/* By thread, not by mode: each context has one writer. */
-	ctx = &j->ctx[!pthread_equal(pthread_self(), j->tid)];
 	if (j->threaded) {
 		if (finish_io(j, l, ctx))
 			drive(j, l, ctx, false);
@@ -269,8 +296,11 @@ static void io_done(void *arg, const struct nvq_cpl *cpl)
 		return;
 	}
 	if (finish_io(j, l, ctx)) {
-		l->next = j->ready;
-		j->ready = l;
+		/* nvq_close() may cancel from the main thread: j's list. */
+		struct perf_job *owner = this_job ? this_job : j;
+
+		l->next = owner->ready;
+		owner->ready = l;
 	} else {
 		retire(j);
 	}
@@ -284,19 +314,21 @@ static void submit_ready(struct perf_job *j)
 	struct perf_lane *l;
 
 	while ((l = j->ready)) {
+		/* Another job's lane with --shared-queue (see this_job). */
+		struct perf_job *lj = l->job;
 		unsigned int flags;
 		int rc;
 
 		j->ready = l->next;
-		if (stopped(j)) {
-			retire(j);
+		if (stopped(lj)) {
+			retire(lj);
 			continue;
 		}
 		flags = j->ready ? NVQ_IO_MORE : 0;
-		rc = lane_submit(j, l, flags);
+		rc = lane_submit(lj, l, flags);
 		if (rc == -EAGAIN) {
 			if (!nvq_queue_inflight(j->q) && !unkicked) {
-				submit_failed(j, l, ctx, rc);
+				submit_failed(lj, l, ctx, rc);
 				continue;
 			}
 			l->next = j->ready;
@@ -304,16 +336,16 @@ static void submit_ready(struct perf_job *j)
 			break;
 		}
 		if (rc) {
-			submit_failed(j, l, ctx, rc);
+			submit_failed(lj, l, ctx, rc);
 			continue;
 		}
 		unkicked = flags & NVQ_IO_MORE;
 		if (submitter_last(l)) {
-			if (finish_io(j, l, ctx)) {
+			if (finish_io(lj, l, ctx)) {
 				l->next = j->ready;
 				j->ready = l;
 			} else {
-				retire(j);
+				retire(lj);
 			}
 		}
 	}
@@ -325,16 +357,22 @@ static void run_reaping(struct perf_job *j)
 {
 	uint64_t stop_seen = 0;
 
-	while (atomic_load_explicit(&j->active, memory_order_acquire)) {
+	/* Lanes of other jobs may wait in j->ready (--shared-queue). */
+	while (atomic_load_explicit(&j->active, memory_order_acquire) ||
+	       j->ready) {
 		int rc;
 
 		submit_ready(j);
-		if (!atomic_load_explicit(&j->active, memory_order_acquire))
+		if (!atomic_load_explicit(&j->active, memory_order_acquire) &&
+		    !j->ready)
 			break;
-		if (j->cfg->mode == NVQ_MODE_WAIT)
+		if (j->cfg->mode == NVQ_MODE_WAIT) {
 			rc = nvq_wait(j->q, 1, 100);
-		else
+		} else {
 			rc = nvq_poll(j->q, 0);
+			if (!rc && j->yield_empty)
+				sched_yield();
+		}
 		if (rc < 0) {
 			struct perf_job_ctx *ctx = &j->ctx[0];
 
@@ -407,6 +445,7 @@ void *perf_job_main(void *arg)
 	unsigned int i;
 
 	j->tid = pthread_self();
+	this_job = j;
 	for (i = 0; i < j->nr_lanes; i++) {
 		struct perf_lane *l = &j->lanes[i];
 
@@ -424,6 +463,7 @@ void *perf_job_main(void *arg)
 		run_threaded(j);
 	else
 		run_reaping(j);
+	this_job = NULL;
 
 	pthread_mutex_lock(&sh->lock);
 	sh->finished++;
@@ -454,9 +494,7 @@ int perf_job_init(struct perf_job *j, struct perf_shared *sh,
 		index == nr_jobs - 1 ? t->region_blocks - j->slice_start : per;
 	j->nr_lanes = cfg->qd;
 	for (i = 0; i < PERF_NR_DIRS; i++) {
-		perf_hist_init(&j->ctx[0].dir[i].slat);
-		perf_hist_init(&j->ctx[0].dir[i].clat);
-		perf_hist_init(&j->ctx[0].dir[i].lat);
+		perf_dir_stats_init(&j->ctx[0].dir[i]);
 		j->ctx[1].dir[i] = j->ctx[0].dir[i];
 	}
 	pthread_mutex_init(&j->lock, NULL);
@@ -556,6 +594,8 @@ uint64_t perf_job_collect(const struct perf_job *j, struct perf_result *res)
 		     i++)
 			res->vfail[res->nr_vfail++] = x->vfail[i];
 		res->io_errors += x->io_errors;
+		for (i = 0; i < PERF_CPL_CPUS; i++)
+			res->cpl_count[i] += x->cpl_cpu[i];
 		if (!res->errmsg[0] && x->errmsg[0])
 			snprintf(res->errmsg, sizeof(res->errmsg), "%s",
 				 x->errmsg);

@@ -63,6 +63,7 @@ struct perf_target {
 	uint32_t nlb; /* LBAs per I/O */
 	uint64_t bs;
 	uint32_t run_id; /* stamped into --verify blocks */
+	bool stamped; /* CQE DW1 holds posting times (devtime.h) */
 };
 
 /* What the job threads do in one phase (the run, or the verify pass). */
@@ -104,6 +105,7 @@ struct perf_lane {
 	int err;
 	uint16_t status;
 	uint64_t t0, t1, t2;
+	uint32_t dw1; /* the CQE's DW1: posting time when stamped */
 	atomic_int parts; /* submitter + callback references */
 	uint64_t rng; /* generator state */
 	uint64_t rng_start; /* for replay */
@@ -122,6 +124,7 @@ struct perf_job_ctx {
 	struct perf_vfail vfail[PERF_MAX_VFAIL];
 	uint64_t io_errors;
 	char errmsg[256];
+	uint64_t cpl_cpu[PERF_CPL_CPUS]; /* callbacks run per CPU */
 } __attribute__((aligned(64)));
 
 struct perf_job {
@@ -130,6 +133,12 @@ struct perf_job {
 	struct nvq_queue *q;
 	unsigned int index;
 	bool threaded; /* callbacks on the completion thread */
+	/*
+	 * Poll mode with more spinning threads (job threads plus the emulated
+	 * device's) than CPUs: an empty poll yields, or the pollers would
+	 * starve the device thread and measure the scheduler's time slices.
+	 */
+	bool yield_empty;
 	pthread_t tid; /* the job thread of the current phase */
 
 	/* sequential slice of this job, in bs blocks */

@@ -77,9 +77,7 @@ static int write_plot(const struct perf_opts *o, struct perf_result *res,
 		for (c = 0; c < o->nr_configs; c++) {
 			char p50[16], p99[16];
 
-			perf_hist_init(&sum[c].slat);
-			perf_hist_init(&sum[c].clat);
-			perf_hist_init(&sum[c].lat);
+			perf_dir_stats_init(&sum[c]);
 			for (i = 0; i < nres; i++)
 				if (res[i].config_index == c)
 					for (d = 0; d < PERF_NR_DIRS; d++)

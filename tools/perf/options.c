@@ -430,6 +430,88 @@ static int set_exclusive(const struct option_def *d, struct perf_opts *o,
 	return 0;
 }
 
+int perf_parse_cpu_lat(const char *s, int *us)
+{
+	uint64_t v;
+
+	if (!s)
+		return -EINVAL;
+	if (!strcmp(s, "off") || !strcmp(s, "-1")) {
+		*us = NVQ_QOS_OFF;
+		return 0;
+	}
+	if (!strcmp(s, "auto")) {
+		*us = NVQ_QOS_AUTO;
+		return 0;
+	}
+	if (!strcmp(s, "n/a")) {
+		*us = 0;
+		return 0;
+	}
+	if (perf_parse_uint(s, 0, NVQ_QOS_LIMIT_MAX, &v))
+		return -EINVAL;
+	*us = (int)v;
+	return 0;
+}
+
+const char *perf_cpu_lat_name(int us, char *buf, size_t len)
+{
+	if (us == NVQ_QOS_OFF)
+		snprintf(buf, len, "off");
+	else if (us == NVQ_QOS_AUTO)
+		snprintf(buf, len, "auto");
+	else
+		snprintf(buf, len, "%d", us);
+	return buf;
+}
+
+static int set_cpu_lat(const struct option_def *d, struct perf_opts *o,
+		       struct perf_config *c, const char *val, char *err,
+		       size_t errlen)
+{
+	if (perf_parse_cpu_lat(val, &c->cpu_lat_limit_us))
+		return bad_value(d, "limit", val,
+				 "(expected off, auto, 0 for no idle, or "
+				 "1..1000000 us)",
+				 err, errlen);
+	return 0;
+}
+
+static int set_cpu_lat_timeout(const struct option_def *d, struct perf_opts *o,
+			       struct perf_config *c, const char *val,
+			       char *err, size_t errlen)
+{
+	uint64_t v;
+	int rc = set_uint(d, val, 1, NVQ_QOS_TIMEOUT_MS_MAX, &v, err, errlen);
+
+	if (!rc)
+		c->cpu_lat_timeout_ms = (unsigned int)v;
+	return rc;
+}
+
+static int set_lock(const struct option_def *d, struct perf_opts *o,
+		    struct perf_config *c, const char *val, char *err,
+		    size_t errlen)
+{
+	if (!strcmp(val, "split"))
+		c->single_lock = false;
+	else if (!strcmp(val, "single"))
+		c->single_lock = true;
+	else
+		return bad_value(d, "lock mode", val,
+				 "(expected split or single)", err, errlen);
+	c->lock_set = true;
+	return 0;
+}
+
+static int set_shared_queue(const struct option_def *d, struct perf_opts *o,
+			    struct perf_config *c, const char *val, char *err,
+			    size_t errlen)
+{
+	c->shared_queue = true;
+	return 0;
+}
+
 static int set_verify(const struct option_def *d, struct perf_opts *o,
 		      struct perf_config *c, const char *val, char *err,
 		      size_t errlen)
@@ -520,6 +602,16 @@ static const struct option_def option_table[] = {
 	  "lock-free queues owned by one thread (not with --mode thread)" },
 	{ "verify", 0, false, SCOPE_CONFIG, set_verify, NULL,
 	  "writes carry LBA, sequence and CRC32C; reads check them" },
+	{ "shared-queue", 0, false, SCOPE_CONFIG, set_shared_queue, NULL,
+	  "all threads submit to one I/O queue (split-lock comparison)" },
+	{ "lock", 0, true, SCOPE_CONFIG, set_lock, "split|single",
+	  "shared queue locking: split sq/cq locks (default) or one lock "
+	  "(benchmark baseline)" },
+	{ "cpu-lat-limit-us", 0, true, SCOPE_CONFIG, set_cpu_lat, "US",
+	  "CPU latency limit of busy wait/thread queues: off (default), "
+	  "auto, 0 (no idle) or N us" },
+	{ "cpu-lat-timeout-ms", 0, true, SCOPE_CONFIG, set_cpu_lat_timeout, "N",
+	  "idle ms after which a queue drops its limit (default 3)" },
 	{ "json", 0, false, SCOPE_GLOBAL, set_json, NULL,
 	  "print fio-style JSON instead of text" },
 	{ "plot", 0, true, SCOPE_GLOBAL, set_plot, "FILE.svg",
@@ -675,6 +767,7 @@ static void config_defaults(struct perf_config *c)
 	c->seed = PERF_DEFAULT_SEED;
 	c->nsid = 0;
 	c->mode = NVQ_MODE_POLL;
+	c->cpu_lat_limit_us = NVQ_QOS_OFF;
 }
 
 /* Cross-option checks once a configuration is complete. */
@@ -698,6 +791,17 @@ static int finish_config(struct perf_config *c, const char *where, char *err,
 			    "%s--exclusive: a completion thread also uses the "
 			    "queue; not with --mode thread",
 			    where);
+	if (c->exclusive && c->lock_set)
+		return fail(err, errlen,
+			    "%s--lock: exclusive queues take no locks; not "
+			    "with --exclusive",
+			    where);
+	if (c->exclusive && c->shared_queue && c->threads > 1)
+		return fail(err, errlen,
+			    "%s--shared-queue: an exclusive queue has one "
+			    "owner thread; not with --exclusive and --threads "
+			    "%u",
+			    where, c->threads);
 	if (!c->time_ns && !c->ios && !c->verify)
 		c->time_ns = PERF_DEFAULT_TIME_NS;
 	return 0;

@@ -57,6 +57,13 @@ struct perf_config {
 	enum nvq_mode mode;
 	bool exclusive; /* nvq_opts.exclusive: lock-free owner queues */
 	bool verify;
+	/* --lock single: nvq_opts.bench_single_lock (split-lock baseline) */
+	bool single_lock;
+	bool lock_set;
+	bool shared_queue; /* every thread on I/O queue 0 */
+	/* CPU latency QoS (nvq/qos.h): NVQ_QOS_OFF, NVQ_QOS_AUTO or us */
+	int cpu_lat_limit_us;
+	unsigned int cpu_lat_timeout_ms; /* 0 = the library's default */
 };
 
 /* The whole invocation. */
@@ -115,5 +122,10 @@ int perf_parse_size(const char *s, uint64_t *out);
 int perf_parse_time(const char *s, uint64_t *ns);
 /* Unsigned integer in [@min, @max], decimal or 0x hex, no suffix. */
 int perf_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* --cpu-lat-limit-us: off (or -1), auto, 0 (or n/a) or N microseconds
+ * (up to NVQ_QOS_LIMIT_MAX); NVQ_QOS_OFF / NVQ_QOS_AUTO / N in *@us. */
+int perf_parse_cpu_lat(const char *s, int *us);
+/* The --cpu-lat-limit-us spelling of @us ("off", "auto", "0", "50"). */
+const char *perf_cpu_lat_name(int us, char *buf, size_t len);
 
 #endif /* NVQ_PERF_OPTIONS_H */

@@ -42,6 +42,21 @@ static void pct_lines(FILE *f, const struct perf_hist *h)
 	fputc('\n', f);
 }
 
+/* One half of the emulator's clat split: median, p99, max and mean. */
+static void split_line(FILE *f, const char *name, const struct perf_hist *h)
+{
+	uint64_t v[2];
+	static const double p[2] = { 50, 99 };
+	const char *unit;
+	double div;
+
+	perf_hist_percentiles(h, p, 2, v);
+	perf_lat_unit(h->min, perf_hist_mean(h), &div, &unit);
+	fprintf(f, "    %6s (%s): p50=%.2f, p99=%.2f, max=%.2f, avg=%.2f\n",
+		name, unit, v[0] / div, v[1] / div, h->max / div,
+		perf_hist_mean(h) / div);
+}
+
 static void dir_text(FILE *f, const struct perf_result *r, unsigned int d)
 {
 	const struct perf_dir_stats *s = &r->dir[d];
@@ -58,6 +73,17 @@ static void dir_text(FILE *f, const struct perf_result *r, unsigned int d)
 	lat_line(f, "clat", &s->clat);
 	lat_line(f, "lat", &s->lat);
 	pct_lines(f, &s->clat);
+	if (r->stamped && s->host.n) {
+		fprintf(f, "    clat = device + host (emulator stamps at CQE "
+			   "posting):\n");
+		split_line(f, "device", &s->dev);
+		split_line(f, "host", &s->host);
+	}
+	if (s->bad_stamps)
+		fprintf(f,
+			"    %" PRIu64 " completions without a usable "
+			"posting stamp\n",
+			s->bad_stamps);
 	if (r->bw[d].samples)
 		fprintf(f,
 			"    bw (  MiB/s): min=%.1f, max=%.1f, avg=%.1f, "
@@ -87,6 +113,63 @@ static void idle_states(FILE *f, const struct perf_idle *id, const double *pct)
 		fprintf(f, "%s%s=%.2f%%", k ? ", " : "", id->names[k], pct[k]);
 }
 
+/* The completion CPU and its idle residency: where wake-ups cost. */
+static void completion_text(FILE *f, const struct perf_result *r)
+{
+	unsigned int k;
+
+	if (r->cpl_cpu < 0)
+		return;
+	fprintf(f, "  completions  : cpu%d ran %.1f%% of the callbacks",
+		r->cpl_cpu, r->cpl_share * 100);
+	for (k = 0; r->have_idle && k < r->idle.nr_states; k++) {
+		double p = perf_result_cpu_idle(r, r->cpl_cpu, k);
+
+		if (p >= 0)
+			fprintf(f, "%s%s=%.2f%%", k ? ", " : "; idle ",
+				r->idle.names[k], p);
+	}
+	fputc('\n', f);
+}
+
+/* The CPU latency QoS setting and what each queue did with it. */
+static void qos_text(FILE *f, const struct perf_result *r)
+{
+	const struct nvq_qos_info *q = &r->qos;
+	double wall = (double)r->qos_span_ns;
+	char lim[16];
+	unsigned int i;
+
+	if (r->cfg->cpu_lat_limit_us == NVQ_QOS_OFF) {
+		fprintf(f, "  cpu-lat      : off\n");
+		return;
+	}
+	fprintf(f, "  cpu-lat      : limit %s",
+		perf_cpu_lat_name(q->limit_us, lim, sizeof(lim)));
+	if (q->effective_us == NVQ_QOS_OFF)
+		fprintf(f, " (no limit in effect)");
+	else if (q->limit_us == NVQ_QOS_AUTO)
+		fprintf(f, " = %d us", q->effective_us);
+	fprintf(f, ", timeout %u ms, backend %s\n", q->timeout_ms, q->backend);
+	if (q->reason[0])
+		fprintf(f, "                 auto: %s\n", q->reason);
+	if (q->status[0])
+		fprintf(f, "                 not applied: %s\n", q->status);
+	if (!r->nr_qos)
+		fprintf(f, "                 poll mode: no queue needs a "
+			   "limit\n");
+	for (i = 0; i < r->nr_qos; i++) {
+		const struct perf_qos_queue *x = &r->qosq[i];
+
+		fprintf(f,
+			"                 queue %u: applied %" PRIu64
+			", released %" PRIu64 ", held %.3f s (%.1f%% of the "
+			"run)\n",
+			x->qid, x->applies, x->releases, x->held_ns / 1e9,
+			wall > 0 ? x->held_ns * 100.0 / wall : 0);
+	}
+}
+
 void perf_report_text(FILE *f, const struct perf_result *r)
 {
 	const struct perf_config *c = r->cfg;
@@ -97,9 +180,11 @@ void perf_report_text(FILE *f, const struct perf_result *r)
 	fprintf(f, "nvq-perf: rw=%s", perf_rw_name(c->rw));
 	if (c->rw == PERF_RW_RANDRW || c->rw == PERF_RW_RW)
 		fprintf(f, " rwmix=%u", c->rwmix);
-	fprintf(f, ", bs=%s, qd=%u, threads=%u, mode=%s%s%s\n",
+	fprintf(f, ", bs=%s, qd=%u, threads=%u, mode=%s%s%s%s%s\n",
 		perf_fmt_bytes(bs, sizeof(bs), c->bs), c->qd, c->threads,
 		perf_mode_name(c->mode), c->exclusive ? ", exclusive" : "",
+		c->shared_queue ? ", shared queue" : "",
+		c->single_lock ? ", single lock" : "",
 		c->verify ? ", verify" : "");
 	fprintf(f,
 		"  device: %s (%s), nsid %u: %s, %u-byte LBAs, %u I/O "
@@ -132,6 +217,8 @@ void perf_report_text(FILE *f, const struct perf_result *r)
 	} else {
 		fprintf(f, "  cpuidle      : not available\n");
 	}
+	completion_text(f, r);
+	qos_text(f, r);
 	if (c->verify)
 		fprintf(f,
 			"  verify       : %" PRIu64 " blocks checked, %" PRIu64
@@ -224,6 +311,11 @@ static void json_dir(struct json_writer *w, const char *key,
 	json_lat(w, "slat_ns", d >= 0 ? &s->slat : &empty);
 	json_lat(w, "clat_ns", d >= 0 ? &s->clat : &empty);
 	json_lat(w, "lat_ns", d >= 0 ? &s->lat : &empty);
+	/* nvq-perf's own: the emulator's device time / host overhead. */
+	if (r->stamped && d >= 0) {
+		json_lat(w, "device_ns", &s->dev);
+		json_lat(w, "host_ns", &s->host);
+	}
 	/* fio: bandwidth samples in KiB/s */
 	json_uint(w, "bw_min", rb ? (uint64_t)(rb->min / 1024) : 0);
 	json_uint(w, "bw_max", rb ? (uint64_t)(rb->max / 1024) : 0);
@@ -282,8 +374,56 @@ static void json_job_options(struct json_writer *w, const struct perf_config *c)
 	json_string(w, "mode", perf_mode_name(c->mode));
 	if (c->exclusive)
 		json_string(w, "exclusive", "1");
+	if (!c->exclusive)
+		json_string(w, "lock", c->single_lock ? "single" : "split");
+	if (c->shared_queue)
+		json_string(w, "shared_queue", "1");
 	if (c->verify)
 		json_string(w, "verify", "crc32c");
+	json_string(w, "cpu_lat_limit_us",
+		    perf_cpu_lat_name(c->cpu_lat_limit_us, buf, sizeof(buf)));
+	if (c->cpu_lat_timeout_ms) {
+		snprintf(buf, sizeof(buf), "%u", c->cpu_lat_timeout_ms);
+		json_string(w, "cpu_lat_timeout_ms", buf);
+	}
+	json_end_object(w);
+}
+
+/* nvq-perf's own: QoS setting and per-queue counters, completion CPU. */
+static void json_qos(struct json_writer *w, const struct perf_result *r)
+{
+	unsigned int i, k;
+
+	json_begin_object(w, "completion_cpu");
+	json_int(w, "cpu", r->cpl_cpu);
+	json_fixed(w, "share", r->cpl_share, 6);
+	if (r->have_idle && r->cpl_cpu >= 0) {
+		json_begin_object(w, "cpuidle");
+		for (k = 0; k < r->idle.nr_states; k++)
+			json_fixed(w, r->idle.names[k],
+				   perf_result_cpu_idle(r, r->cpl_cpu, k), 6);
+		json_end_object(w);
+	}
+	json_end_object(w);
+
+	json_begin_object(w, "cpu_lat");
+	json_int(w, "limit_us", r->qos.limit_us);
+	json_int(w, "effective_us", r->qos.effective_us);
+	json_uint(w, "timeout_ms", r->qos.timeout_ms);
+	json_string(w, "backend", r->qos.backend);
+	json_string(w, "reason", r->qos.reason);
+	json_string(w, "status", r->qos.status);
+	json_uint(w, "span_ns", r->qos_span_ns);
+	json_begin_array(w, "queues");
+	for (i = 0; i < r->nr_qos; i++) {
+		json_begin_object(w, NULL);
+		json_uint(w, "qid", r->qosq[i].qid);
+		json_uint(w, "applies", r->qosq[i].applies);
+		json_uint(w, "releases", r->qosq[i].releases);
+		json_uint(w, "held_ns", r->qosq[i].held_ns);
+		json_end_object(w);
+	}
+	json_end_array(w);
 	json_end_object(w);
 }
 
@@ -351,6 +491,7 @@ static void json_job(struct json_writer *w, const struct perf_opts *o,
 	json_end_object(w);
 	if (r->have_idle)
 		json_idle(w, r);
+	json_qos(w, r);
 	if (c->verify) {
 		json_begin_object(w, "verify");
 		json_uint(w, "blocks", r->verify_blocks);
@@ -393,7 +534,14 @@ static void json_row(struct json_writer *w, const char *key,
 		for (k = 0; k < r->nr_idle; k++)
 			json_fixed(w, names[k], r->idle[k], 6);
 		json_end_object(w);
+		json_begin_object(w, "completion_cpuidle");
+		for (k = 0; k < r->nr_idle; k++)
+			json_fixed(w, names[k], r->cpl_idle[k], 6);
+		json_end_object(w);
 	}
+	json_fixed(w, "cpu_lat_applies", r->qos_applies, 6);
+	json_fixed(w, "cpu_lat_releases", r->qos_releases, 6);
+	json_fixed(w, "cpu_lat_held_pct", r->qos_held, 6);
 	json_end_object(w);
 }
 

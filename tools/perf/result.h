@@ -18,6 +18,16 @@ enum { PERF_DIR_READ, PERF_DIR_WRITE, PERF_NR_DIRS };
 /* Verify mismatches kept for the report (the count is exact). */
 #define PERF_MAX_VFAIL 8
 
+/* CPUs whose callbacks are counted to find the completion CPU. */
+#define PERF_CPL_CPUS 256
+
+/* CPU latency QoS of one I/O queue from the start of the jobs to the end
+ * of the measured window (the ramp included). */
+struct perf_qos_queue {
+	unsigned int qid;
+	uint64_t applies, releases, held_ns;
+};
+
 /* Latencies and volume of one direction. */
 struct perf_dir_stats {
 	uint64_t ios;
@@ -25,6 +35,10 @@ struct perf_dir_stats {
 	struct perf_hist slat; /* start of submit -> submit returned */
 	struct perf_hist clat; /* submit returned -> callback ran */
 	struct perf_hist lat; /* start of submit -> callback ran */
+	/* Emulator stamps (devtime.h): clat = dev + host. */
+	struct perf_hist host; /* CQE posted -> callback ran */
+	struct perf_hist dev; /* submit returned -> CQE posted */
+	uint64_t bad_stamps; /* stamps that were no posting time */
 };
 
 /* min / mean / max / stddev of periodic rate samples. */
@@ -68,12 +82,30 @@ struct perf_result {
 	uint64_t io_errors;
 	char errmsg[256]; /* first I/O error, "" if none */
 	bool interrupted; /* stopped early by a signal */
+	bool stamped; /* host / dev histograms were recorded */
+
+	/* Callbacks per CPU; the completion CPU is the one with most. */
+	uint64_t cpl_count[PERF_CPL_CPUS];
+	int cpl_cpu; /* -1 when no callback ran */
+	double cpl_share; /* its fraction of the callbacks */
+
+	/* CPU latency QoS: the setting as the library took it, and one
+	 * entry per job queue with a QoS state (none in poll mode). */
+	struct nvq_qos_info qos;
+	unsigned int nr_qos;
+	struct perf_qos_queue *qosq;
+	uint64_t qos_span_ns; /* start of the jobs -> end of the window */
 };
 
 /* Zero @r with empty histograms. */
 void perf_result_init(struct perf_result *r);
 /* Free what @r owns (not @r). */
 void perf_result_free(struct perf_result *r);
+/* Residency of idle state @k on CPU @cpu (-1 if not measured). */
+double perf_result_cpu_idle(const struct perf_result *r, int cpu,
+			    unsigned int k);
+/* Zero @d with empty histograms. */
+void perf_dir_stats_init(struct perf_dir_stats *d);
 /* Add @src's counts and histograms into @dst (for per-config totals). */
 void perf_result_merge_dirs(struct perf_dir_stats *dst,
 			    const struct perf_dir_stats *src);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* One run of one configuration; see run.h. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "devtime.h"
 #include "format.h"
 #include "job.h"
 #include "run.h"
@@ -201,6 +203,27 @@ static void join_jobs(pthread_t *tids, unsigned int n)
 }
 
 /*
+ * QoS counters of the job queues: @sign -1 when the jobs start, +1 at the
+ * end of the measured window, so that res->qosq holds what happened in
+ * between (the first activation included, the ramp too).
+ */
+static void qos_window(const struct monitor *m, struct perf_result *res,
+		       int sign)
+{
+	struct nvq_qos_stats st;
+	unsigned int i;
+
+	for (i = 0; i < res->nr_qos && i < m->nr_jobs; i++) {
+		struct perf_qos_queue *x = &res->qosq[i];
+
+		nvq_qos_queue_stats(nvq_queue_qos(m->jobs[i].q), &st);
+		x->applies += (uint64_t)sign * st.applies;
+		x->releases += (uint64_t)sign * st.releases;
+		x->held_ns += (uint64_t)sign * st.held_ns;
+	}
+}
+
+/*
  * The measured phase: watch the jobs, take bandwidth samples every
  * PERF_SAMPLE_NS from the end of the ramp, and CPU / idle snapshots at the
  * ends of the measured window.
@@ -255,6 +278,8 @@ static void monitor_run(struct monitor *m, const struct perf_phase *ph,
 	}
 	end = perf_now();
 	perf_cpu_snapshot(&cpu1);
+	qos_window(m, res, 1);
+	res->qos_span_ns = end - ph->t_begin;
 	/* A run shorter than one interval still gets one sample. */
 	if (!m->bw[PERF_DIR_ALL].n && end > tick)
 		sample(m, end - tick, true, &iops, &bw);
@@ -420,6 +445,64 @@ static int resolve_target(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
 	return 0;
 }
 
+/*
+ * The QoS setting as the library took it, one queue entry per job queue
+ * that has QoS state, and the one-time note when limits cannot be placed.
+ */
+static int qos_setup(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
+		     struct perf_result *res, char *err, size_t errlen)
+{
+	static bool warned;
+	unsigned int i;
+
+	nvq_qos_info(nvq_ctrl_qos(ctrl), &res->qos);
+	if (cfg->cpu_lat_limit_us != NVQ_QOS_OFF && res->qos.status[0] &&
+	    !warned) {
+		fprintf(stderr,
+			"nvq-perf: --cpu-lat-limit-us: %s (runs continue "
+			"without the limit)\n",
+			res->qos.status);
+		warned = true;
+	}
+	res->qosq = calloc(cfg->threads, sizeof(*res->qosq));
+	if (!res->qosq) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < cfg->threads; i++) {
+		struct nvq_queue *q = nvq_queue_get(ctrl, i);
+
+		if (!q || !nvq_queue_qos(q))
+			break;
+		res->qosq[i].qid = nvq_queue_id(q);
+	}
+	res->nr_qos = i;
+	return 0;
+}
+
+static unsigned int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (unsigned int)n : 1;
+}
+
+/* The CPU that ran most callbacks (res->cpl_count from the jobs). */
+static void completion_cpu(struct perf_result *res)
+{
+	uint64_t total = 0, best = 0;
+	unsigned int i;
+
+	for (i = 0; i < PERF_CPL_CPUS; i++) {
+		total += res->cpl_count[i];
+		if (res->cpl_count[i] > best) {
+			best = res->cpl_count[i];
+			res->cpl_cpu = (int)i;
+		}
+	}
+	res->cpl_share = total ? (double)best / (double)total : 0;
+}
+
 int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 	     struct perf_result *res, char *err, size_t errlen)
 {
@@ -433,18 +516,37 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 	struct nvq_opts opts;
 	pthread_condattr_t ca;
 	unsigned int i, nr_init = 0;
+	/* Requests one queue must hold: every thread's with --shared-queue. */
+	uint64_t per_queue =
+		(uint64_t)cfg->qd * (cfg->shared_queue ? cfg->threads : 1);
+	const char *open_uri;
+	char uribuf[PATH_MAX + 64];
 	uint64_t last = 0;
 	bool all_idle = true;
 	int rc;
 
 	res->cfg = cfg;
 	nvq_opts_init(&opts);
-	opts.nr_queues = cfg->threads;
+	opts.nr_queues = cfg->shared_queue ? 1 : cfg->threads;
 	opts.mode = cfg->mode;
 	opts.exclusive = cfg->exclusive;
-	if (cfg->qd >= 256)
-		opts.queue_depth = cfg->qd + 1 > 65536 ? 65536 : cfg->qd + 1;
-	rc = nvq_open(cfg->uri, &opts, &ctrl);
+	opts.bench_single_lock = cfg->single_lock;
+	opts.cpu_lat_limit_us = cfg->cpu_lat_limit_us;
+	if (cfg->cpu_lat_timeout_ms)
+		opts.cpu_lat_timeout_ms = cfg->cpu_lat_timeout_ms;
+	if (per_queue >= 256)
+		opts.queue_depth = per_queue + 1 > 65536 ?
+					   65536 :
+					   (unsigned int)per_queue + 1;
+	/* On the emulator, completions carry their posting time. */
+	open_uri =
+		perf_stamp_uri(cfg->uri, uribuf, sizeof(uribuf), &tgt.stamped);
+	if (!open_uri) {
+		open_uri = cfg->uri;
+		tgt.stamped = false;
+	}
+	res->stamped = tgt.stamped;
+	rc = nvq_open(open_uri, &opts, &ctrl);
 	if (rc) {
 		snprintf(err, errlen, "-d %s: %s", cfg->uri,
 			 nvq_errmsg()[0] ? nvq_errmsg() : strerror(-rc));
@@ -455,7 +557,7 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 	rc = resolve_target(cfg, ctrl, &tgt, res, err, errlen);
 	if (rc)
 		goto out_close;
-	if (res->nr_queues < cfg->threads) {
+	if (!cfg->shared_queue && res->nr_queues < cfg->threads) {
 		rc = usage_err(err, errlen,
 			       "--threads %u: the controller granted only %u "
 			       "I/O queues",
@@ -464,6 +566,9 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 	}
 	tgt.run_id = make_run_id();
 	res->run_id = tgt.run_id;
+	rc = qos_setup(cfg, ctrl, res, err, errlen);
+	if (rc)
+		goto out_close;
 
 	pthread_mutex_init(&sh.lock, NULL);
 	pthread_condattr_init(&ca);
@@ -481,7 +586,8 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 		goto out_free;
 	}
 	for (i = 0; i < cfg->threads; i++) {
-		struct nvq_queue *q = nvq_queue_get(ctrl, i);
+		struct nvq_queue *q =
+			nvq_queue_get(ctrl, cfg->shared_queue ? 0 : i);
 
 		if (!q) {
 			snprintf(err, errlen, "I/O queue %u missing", i);
@@ -493,6 +599,10 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 		nr_init = i + 1;
 		if (rc)
 			goto out_free;
+		jobs[i].yield_empty =
+			cfg->mode == NVQ_MODE_POLL &&
+			cfg->threads + !strncmp(cfg->uri, "emu:", 4) >
+				online_cpus();
 	}
 
 	phase.random = perf_rw_random(cfg->rw);
@@ -512,6 +622,7 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 	mon.jobs = jobs;
 	mon.nr_jobs = cfg->threads;
 
+	qos_window(&mon, res, -1);
 	phase.t_begin = perf_now();
 	phase.ramp_end = phase.t_begin + cfg->ramp_ns;
 	phase.deadline = cfg->time_ns ? phase.ramp_end + cfg->time_ns : 0;
@@ -553,6 +664,7 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 			last = l;
 	}
 	res->runtime_ns = last > phase.ramp_end ? last - phase.ramp_end : 0;
+	completion_cpu(res);
 	rc = 0;
 
 out_free:
