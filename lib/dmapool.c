@@ -8,16 +8,15 @@
  * power of two no larger than a page, so every block is aligned to its
  * size and never crosses a page.
  *
- * The spinlock guards only the list head and the counters: a critical
- * section is a handful of instructions, too short to be worth sleeping
- * for. Growing the pool (mmap, DMA mapping) happens outside it, under a
- * mutex that only growers take.
+ * The pool lock (lock.h: spins, sleeps only when the holder was
+ * preempted) guards only the list head and the counters: a critical
+ * section is a handful of instructions. Growing the pool (mmap, DMA
+ * mapping) happens outside it, under a mutex that only growers take.
  */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 #include <unistd.h>
 
 #include "dmapool.h"
+#include "lock.h"
 #include "internal.h"
 #include "mem.h"
 
@@ -46,7 +46,7 @@ struct chunk {
 
 struct nvq_dmapool {
 	/* Hot: everything alloc/free touch, on one cache line. */
-	atomic_int lock __cacheline_aligned;
+	uint32_t lock __cacheline_aligned; /* lock.h */
 	struct free_block *free;
 	unsigned int in_use;
 	unsigned int capacity;
@@ -61,47 +61,6 @@ struct nvq_dmapool {
 	int node;
 	char name[32];
 };
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#endif
-}
-
-/*
- * Contended: test-and-test-and-set. Yield after a while: on an
- * oversubscribed machine the holder may be preempted, and spinning out a
- * whole time slice helps nobody.
- */
-static void __attribute__((noinline)) spin_lock_slow(atomic_int *l)
-{
-	unsigned int n = 0;
-
-	do {
-		while (atomic_load_explicit(l, memory_order_relaxed)) {
-			if (++n < 256) {
-				cpu_relax();
-			} else {
-				sched_yield();
-				n = 0;
-			}
-		}
-	} while (atomic_exchange_explicit(l, 1, memory_order_acquire));
-}
-
-static inline void spin_lock(atomic_int *l)
-{
-	if (unlikely(atomic_exchange_explicit(l, 1, memory_order_acquire)))
-		spin_lock_slow(l);
-}
-
-static inline void spin_unlock(atomic_int *l)
-{
-	atomic_store_explicit(l, 0, memory_order_release);
-}
 
 /* The pool's own memory, preferring @node; never fatal if NUMA is absent. */
 static void *alloc_on_node(size_t len, int node)
@@ -126,7 +85,7 @@ static void *alloc_on_node(size_t len, int node)
 
 /*
  * Add one chunk of up to @want blocks. Called with grow_lock held and the
- * spinlock not held: mapping memory may sleep.
+ * pool lock not held: mapping memory may sleep.
  */
 static int pool_grow(struct nvq_dmapool *pool, unsigned int want)
 {
@@ -162,11 +121,11 @@ static int pool_grow(struct nvq_dmapool *pool, unsigned int want)
 	first = (struct free_block *)va;
 	b = (struct free_block *)(va + (n - 1) * bs);
 
-	spin_lock(&pool->lock);
+	nvq_lock(&pool->lock);
 	b->next = pool->free;
 	pool->free = first;
 	WRITE_ONCE(pool->capacity, pool->capacity + n);
-	spin_unlock(&pool->lock);
+	nvq_unlock(&pool->lock);
 
 	c->next = pool->chunks;
 	pool->chunks = c;
@@ -201,7 +160,7 @@ static int pool_create(struct nvq_mem *mem, const char *name, size_t block_size,
 	if (!pool)
 		return nvq_err(-ENOMEM, "dmapool %s: out of memory", name);
 	memset(pool, 0, sizeof(*pool));
-	atomic_init(&pool->lock, 0);
+	pool->lock = NVQ_LOCK_FREE;
 	pthread_mutex_init(&pool->grow_lock, NULL);
 	pool->mem = mem;
 	pool->block_size = block_size;
@@ -253,11 +212,11 @@ alloc_slow(struct nvq_dmapool *pool, uint64_t *iova)
 	unsigned int cap;
 
 	pthread_mutex_lock(&pool->grow_lock);
-	spin_lock(&pool->lock);
+	nvq_lock(&pool->lock);
 	b = pool->free;
 	if (!b) {
 		cap = pool->capacity;
-		spin_unlock(&pool->lock);
+		nvq_unlock(&pool->lock);
 		if (cap >= pool->max_blocks) {
 			pthread_mutex_unlock(&pool->grow_lock);
 			nvq_err(-ENOMEM, "dmapool %s: all %u blocks in use",
@@ -266,14 +225,14 @@ alloc_slow(struct nvq_dmapool *pool, uint64_t *iova)
 		}
 		/* On failure the list stays empty; the message is set. */
 		pool_grow(pool, pool->max_blocks - cap);
-		spin_lock(&pool->lock);
+		nvq_lock(&pool->lock);
 		b = pool->free;
 	}
 	if (b) {
 		pool->free = b->next;
 		WRITE_ONCE(pool->in_use, pool->in_use + 1);
 	}
-	spin_unlock(&pool->lock);
+	nvq_unlock(&pool->lock);
 	pthread_mutex_unlock(&pool->grow_lock);
 	if (!b)
 		return NULL;
@@ -285,15 +244,15 @@ void *nvq_dmapool_alloc(struct nvq_dmapool *pool, uint64_t *iova)
 {
 	struct free_block *b;
 
-	spin_lock(&pool->lock);
+	nvq_lock(&pool->lock);
 	b = pool->free;
 	if (unlikely(!b)) {
-		spin_unlock(&pool->lock);
+		nvq_unlock(&pool->lock);
 		return alloc_slow(pool, iova);
 	}
 	pool->free = b->next;
 	WRITE_ONCE(pool->in_use, pool->in_use + 1);
-	spin_unlock(&pool->lock);
+	nvq_unlock(&pool->lock);
 	*iova = b->iova;
 	return b;
 }
@@ -306,11 +265,11 @@ void nvq_dmapool_free(struct nvq_dmapool *pool, void *vaddr, uint64_t iova)
 	if (unlikely(!b || ((uintptr_t)b & (pool->block_size - 1))))
 		return;
 	b->iova = iova;
-	spin_lock(&pool->lock);
+	nvq_lock(&pool->lock);
 	b->next = pool->free;
 	pool->free = b;
 	WRITE_ONCE(pool->in_use, pool->in_use - 1);
-	spin_unlock(&pool->lock);
+	nvq_unlock(&pool->lock);
 }
 
 size_t nvq_dmapool_block_size(const struct nvq_dmapool *pool)

@@ -6,16 +6,15 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dmapool.h"
+#include "lock.h"
 #include "qos.h"
 #include "queue.h"
 #include "transport.h"
@@ -23,92 +22,29 @@
 /* CQEs consumed per cq_lock hold; also the size of the on-stack batch. */
 #define REAP_BATCH 32
 
-/*
- * The queue locks: a futex word, the classic three-state mutex (free,
- * held, held with possible sleepers). Taking and dropping a free lock is
- * one atomic instruction each; a glibc adaptive mutex costs ~75
- * instructions for the pair, taken per command on a shared queue (see
- * docs/perf.md). Under contention it spins briefly first - the sections
- * are a few stores long, so the spin almost always resolves it - and then
- * sleeps, so a preempted holder does not make waiters burn a timeslice
- * (this machine has two vCPUs and more threads than that).
- */
-#define QLOCK_FREE 0u
-#define QLOCK_HELD 1u
-#define QLOCK_SLEEPERS 2u
-#define QLOCK_SPIN 128
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#endif
-}
-
-static void __attribute__((noinline)) qlock_slow(uint32_t *l)
-{
-	uint32_t c;
-	int i;
-
-	for (i = 0; i < QLOCK_SPIN; i++) {
-		cpu_relax();
-		c = QLOCK_FREE;
-		if (__atomic_load_n(l, __ATOMIC_RELAXED) == QLOCK_FREE &&
-		    __atomic_compare_exchange_n(l, &c, QLOCK_HELD, false,
-						__ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			return;
-	}
-	/* Taken as "maybe sleepers": the unlock then wakes one. */
-	while (__atomic_exchange_n(l, QLOCK_SLEEPERS, __ATOMIC_ACQUIRE) !=
-	       QLOCK_FREE)
-		syscall(SYS_futex, l, FUTEX_WAIT_PRIVATE, QLOCK_SLEEPERS, NULL,
-			NULL, 0);
-}
-
-static inline void qlock(uint32_t *l)
-{
-	uint32_t c = QLOCK_FREE;
-
-	if (likely(__atomic_compare_exchange_n(l, &c, QLOCK_HELD, false,
-					       __ATOMIC_ACQUIRE,
-					       __ATOMIC_RELAXED)))
-		return;
-	qlock_slow(l);
-}
-
-static inline void qunlock(uint32_t *l)
-{
-	if (unlikely(__atomic_exchange_n(l, QLOCK_FREE, __ATOMIC_RELEASE) ==
-		     QLOCK_SLEEPERS))
-		syscall(SYS_futex, l, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
 /* The locking switch (see queue.h): one predictable branch per batch. */
 static inline void sq_lock(struct nvq_queue *q)
 {
 	if (q->sq_locked)
-		qlock(&q->sq_lock);
+		nvq_lock(&q->sq_lock);
 }
 
 static inline void sq_unlock(struct nvq_queue *q)
 {
 	if (q->sq_locked)
-		qunlock(&q->sq_lock);
+		nvq_unlock(&q->sq_lock);
 }
 
 static inline void cq_lock(struct nvq_queue *q)
 {
 	if (q->cq_locked)
-		qlock(q->cq_lockp);
+		nvq_lock(q->cq_lockp);
 }
 
 static inline void cq_unlock(struct nvq_queue *q)
 {
 	if (q->cq_locked)
-		qunlock(q->cq_lockp);
+		nvq_unlock(q->cq_lockp);
 }
 
 int nvq_queue_create(const struct nvq_queue_params *p, struct nvq_queue **qp)
@@ -164,8 +100,8 @@ int nvq_queue_create(const struct nvq_queue_params *p, struct nvq_queue **qp)
 			p->dbbuf_ei + nvme_cq_db_index(p->qid, p->dstrd);
 	}
 
-	q->sq_lock = QLOCK_FREE;
-	q->cq_lock = QLOCK_FREE;
+	q->sq_lock = NVQ_LOCK_FREE;
+	q->cq_lock = NVQ_LOCK_FREE;
 	switch (p->lock_mode) {
 	case NVQ_LOCK_NONE:
 		q->cq_lockp = &q->cq_lock;
