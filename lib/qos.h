@@ -185,6 +185,12 @@ const char *nvq_qos_be_name(void);
 const char *nvq_qos_be_status(void);
 /* The sysfs root in use. */
 const char *nvq_qos_be_root(void);
+
+/*
+ * Read a small sysfs text file into @buf without trailing newlines or
+ * spaces. Returns its length or a negative errno.
+ */
+int nvq_qos_read_text(const char *path, char *buf, size_t size);
 /* Configuration; the caller checked that no limit is held. */
 int nvq_qos_be_set_kind(enum nvq_qos_backend kind);
 int nvq_qos_be_set_root(const char *root);

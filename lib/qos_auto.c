@@ -30,30 +30,13 @@ struct idle_state {
 	bool poll;
 };
 
-static int read_line(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -EIO;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
 static int read_ulong(const char *path, unsigned long *v)
 {
 	char buf[32], *end;
 	int err;
 
-	err = read_line(path, buf, sizeof(buf));
-	if (err)
+	err = nvq_qos_read_text(path, buf, sizeof(buf));
+	if (err < 0)
 		return err;
 	errno = 0;
 	*v = strtoul(buf, &end, 10);
@@ -82,7 +65,8 @@ static int read_states(const char *root, struct idle_state *st, int *cpu_out)
 				path, sizeof(path),
 				"%s/devices/system/cpu/cpu%d/cpuidle/state%d/name",
 				root, cpu, k);
-			if (read_line(path, s->name, sizeof(s->name)))
+			if (nvq_qos_read_text(path, s->name, sizeof(s->name)) <
+			    0)
 				break;
 			snprintf(
 				path, sizeof(path),
@@ -133,11 +117,11 @@ int nvq_qos_auto_pick(const char *root, int *limit_us, char *reason, size_t len)
 		root = nvq_qos_be_root();
 	snprintf(path, sizeof(path),
 		 "%s/devices/system/cpu/cpuidle/current_governor", root);
-	if (read_line(path, gov, sizeof(gov))) {
+	if (nvq_qos_read_text(path, gov, sizeof(gov)) < 0) {
 		snprintf(path, sizeof(path),
 			 "%s/devices/system/cpu/cpuidle/current_governor_ro",
 			 root);
-		if (read_line(path, gov, sizeof(gov)))
+		if (nvq_qos_read_text(path, gov, sizeof(gov)) < 0)
 			gov[0] = '\0';
 	}
 

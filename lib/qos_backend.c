@@ -142,7 +142,7 @@ static int write_raw(const char *path, const char *buf, size_t len)
 	return err;
 }
 
-static int read_text(const char *path, char *buf, size_t size)
+int nvq_qos_read_text(const char *path, char *buf, size_t size)
 {
 	ssize_t n;
 	int fd;
@@ -446,7 +446,7 @@ static int file_set(int cpu, struct cpu_file *f, int32_t value)
 		return -EIO;
 	if (!f->have_saved) {
 		file_path(cpu, f->path, sizeof(f->path));
-		err = read_text(f->path, buf, sizeof(buf));
+		err = nvq_qos_read_text(f->path, buf, sizeof(buf));
 		if (err < 0)
 			goto no_file;
 		if (parse_file_value(buf, &f->saved_us)) {
