@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "../integration/check.h"
 #include "ctrl.h"
 
 #define MAX_NS 16

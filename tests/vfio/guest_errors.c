@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "../integration/check.h"
 
 #define USER_ID 1000
 

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "check.h"
+#include "../integration/check.h"
 #include "vfio.h"
 
 #define K 1024ull

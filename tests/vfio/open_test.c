@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "../integration/check.h"
 #include "transport.h"
 #include "vfio.h"
 
