@@ -94,8 +94,17 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
-		if (n)
+		if (n) {
 			nvq_queue_kick(q);
+			/*
+			 * Valgrind runs one thread at a time: let the device
+			 * thread take the batch before polling, so polls reap
+			 * whole batches and few come back empty. Run-to-run
+			 * differences in empty polls are what makes the
+			 * estimate of their cost (cost.py) noisy.
+			 */
+			sched_yield();
+		}
 		rc = nvq_poll(q, 0);
 		if (rc < 0) {
 			fprintf(stderr, "bench-cost: %s\n", nvq_errmsg());

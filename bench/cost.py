@@ -99,7 +99,18 @@ def measure(exe, outdir, tag, label, extra_args, n1, n2, k):
                     for f in set(fa) | set(fb))
     per_fn.reverse()
     # The harness's own rows: its loop and callback (bench-cost object).
-    harness = sum(v for v, f in per_fn if f.endswith("[bench-cost]"))
+    # They include the loop's share of the empty polls, which e already
+    # took out of cost: take it out of the harness rows too, measured the
+    # same way (run c's extra empty polls), or it is subtracted twice.
+    fc = functions(c["file"])
+
+    def harness_ir(f):
+        return sum(v for k2, v in f.items() if k2.endswith("[bench-cost]"))
+
+    empties_c = float(c["empty"] + k - a["empty"])
+    harness_e = (harness_ir(fc) - harness_ir(fa)) / empties_c
+    harness = (harness_ir(fb) - harness_ir(fa) -
+               harness_e * (b["empty"] - a["empty"])) / float(n2 - n1)
     return {"label": label, "a": a, "b": b, "c": c, "e": e, "raw": raw,
             "cost": cost, "per_fn": per_fn, "driver": cost - harness,
             "empty_share": e * (b["empty"] - a["empty"]) / float(n2 - n1)}
