@@ -15,7 +15,10 @@
  * name the same URI share one controller (reference counted), each on its
  * own I/O queue while the controller has enough of them. In thread mode a
  * controller stays open until the engine is unloaded, so that a RAM-backed
- * emulated device keeps its data from one job to the next.
+ * emulated device keeps its data from one job to the next. The completion
+ * mode and the CPU latency QoS knobs (cpu_lat_limit_us, cpu_lat_timeout_ms,
+ * given to nvq_open() through struct nvq_opts) belong to the controller:
+ * jobs running at the same time on one must agree on them.
  *
  * Submission: ->queue() places the command in the submission queue with
  * NVQ_IO_MORE and ->commit() rings one doorbell for the whole batch.
@@ -63,11 +66,9 @@ struct nvq_fio_options {
 	unsigned int queues;
 	unsigned int qdepth;
 	unsigned int queue_stats;
-	/*
-	 * CPU latency QoS (issue 4) lands here: cpu_lat_limit_us and
-	 * cpu_lat_timeout_ms, two more rows in options[] below, applied to
-	 * the controller right after nvq_open() in dev_get().
-	 */
+	char *cpu_lat_limit; /* as written; parsed into cpu_lat_limit_us */
+	int cpu_lat_limit_us; /* NVQ_QOS_OFF, NVQ_QOS_AUTO or microseconds */
+	unsigned int cpu_lat_timeout_ms;
 };
 
 /* A controller opened by this process, shared by every job naming it. */
@@ -76,10 +77,14 @@ struct dev {
 	char *uri;
 	struct nvq_ctrl *ctrl;
 	enum nvq_mode mode;
+	int cpu_lat_limit_us; /* the QoS knobs it runs with */
+	unsigned int cpu_lat_timeout_ms;
 	unsigned int refs; /* jobs (and size probes) holding it */
 	unsigned int nr_queues;
 	unsigned int *users; /* jobs per I/O queue */
 	bool exclusive; /* lock-free queues: at most one job each */
+	/* Said why the CPU latency limit does not apply / what auto chose. */
+	bool said_status, said_auto;
 };
 
 /* One controller as used by one job: the job's queue on it. */
@@ -233,6 +238,43 @@ static const char *mode_name(enum nvq_mode m)
 	return m == NVQ_MODE_WAIT ? "wait" : "poll";
 }
 
+/* A cpu_lat_limit_us value as a user would write it. */
+static const char *limit_name(int us, char *buf, size_t len)
+{
+	if (us == NVQ_QOS_OFF)
+		return "off";
+	if (us == NVQ_QOS_AUTO)
+		return "auto";
+	snprintf(buf, len, "%d", us);
+	return buf;
+}
+
+/*
+ * The settings that belong to a controller rather than to a job: jobs
+ * sharing one must agree on them. On a mismatch, write what differs into
+ * @buf (as "mode=wait" against "mode=poll") and return false.
+ */
+static bool same_ctrl_settings(const struct nvq_fio_options *a,
+			       enum nvq_mode b_mode, int b_limit,
+			       unsigned int b_timeout, char *buf, size_t len)
+{
+	char x[16], y[16];
+
+	if (a->mode != b_mode)
+		snprintf(buf, len, "mode=%s against mode=%s",
+			 mode_name(a->mode), mode_name(b_mode));
+	else if (a->cpu_lat_limit_us != b_limit)
+		snprintf(buf, len, "cpu_lat_limit_us=%s against %s",
+			 limit_name(a->cpu_lat_limit_us, x, sizeof(x)),
+			 limit_name(b_limit, y, sizeof(y)));
+	else if (a->cpu_lat_timeout_ms != b_timeout)
+		snprintf(buf, len, "cpu_lat_timeout_ms=%u against %u",
+			 a->cpu_lat_timeout_ms, b_timeout);
+	else
+		return true;
+	return false;
+}
+
 /* ------------------------------------------------------------------ */
 /* Controllers shared between jobs                                     */
 /* ------------------------------------------------------------------ */
@@ -258,6 +300,52 @@ static void dev_free(struct dev *d)
 }
 
 /*
+ * Say once per controller what a CPU latency limit amounts to when it is
+ * not simply applied: why it cannot be (no permission: I/O runs without
+ * it), or what "auto" picked.
+ */
+static void qos_report(struct dev *d)
+{
+	struct nvq_qos_info info;
+
+	if (d->cpu_lat_limit_us == NVQ_QOS_OFF)
+		return;
+	nvq_qos_info(nvq_ctrl_qos(d->ctrl), &info);
+	if (info.status[0] && !d->said_status) {
+		log_info("nvq: %s: %s\n", d->uri, info.status);
+		d->said_status = true;
+	}
+	if (d->cpu_lat_limit_us == NVQ_QOS_AUTO && info.reason[0] &&
+	    !d->said_auto) {
+		log_info("nvq: %s: cpu_lat_limit_us=auto: %s\n", d->uri,
+			 info.reason);
+		d->said_auto = true;
+	}
+}
+
+/* Give a controller that no job holds the QoS knobs of the next job. */
+static int qos_apply(struct dev *d, const struct nvq_fio_options *o)
+{
+	struct nvq_qos_ctrl *qc = nvq_ctrl_qos(d->ctrl);
+	int rc;
+
+	rc = nvq_qos_set_timeout(qc, o->cpu_lat_timeout_ms);
+	if (!rc)
+		rc = nvq_qos_set_limit(qc, o->cpu_lat_limit_us);
+	if (rc) {
+		log_err("nvq: %s: cannot set the CPU latency QoS knobs: %s\n",
+			d->uri, nvq_errmsg());
+		return rc;
+	}
+	d->cpu_lat_limit_us = o->cpu_lat_limit_us;
+	d->cpu_lat_timeout_ms = o->cpu_lat_timeout_ms;
+	d->said_status = false;
+	d->said_auto = false;
+	qos_report(d);
+	return 0;
+}
+
+/*
  * Take a reference on the controller named @uri, opening it if this process
  * has not yet. A controller that no job holds any more but that lingers
  * (thread mode) is reopened when the new job wants another completion mode.
@@ -272,6 +360,7 @@ static int dev_get(struct thread_data *td, const char *uri, bool probe,
 	unsigned int jobs;
 	struct nvq_opts opts;
 	struct dev *d, **pp;
+	char why[96];
 	int rc;
 
 	pthread_mutex_lock(&devs_lock);
@@ -286,14 +375,30 @@ static int dev_get(struct thread_data *td, const char *uri, bool probe,
 	for (pp = &devs; (d = *pp); pp = &d->next) {
 		if (strcmp(d->uri, uri))
 			continue;
-		if (d->mode == mode)
+		if (same_ctrl_settings(o, d->mode, d->cpu_lat_limit_us,
+				       d->cpu_lat_timeout_ms, why, sizeof(why)))
 			goto found;
 		if (d->refs) {
-			log_err("nvq: %s is open in mode=%s by another job; "
-				"jobs sharing a controller need the same mode\n",
-				uri, mode_name(d->mode));
+			log_err("nvq: %s: %s is in use by another job with "
+				"other settings (%s); jobs sharing a "
+				"controller need the same mode, "
+				"cpu_lat_limit_us and cpu_lat_timeout_ms\n",
+				td->o.name, uri, why);
 			pthread_mutex_unlock(&devs_lock);
 			return -EINVAL;
+		}
+		/*
+		 * Nobody holds it (a later job in thread mode): the QoS knobs
+		 * change in place, which keeps a RAM device's data; another
+		 * completion mode needs a new controller.
+		 */
+		if (d->mode == mode) {
+			rc = qos_apply(d, o);
+			if (rc) {
+				pthread_mutex_unlock(&devs_lock);
+				return rc;
+			}
+			goto found;
 		}
 		*pp = d->next;
 		dev_free(d);
@@ -316,6 +421,8 @@ static int dev_get(struct thread_data *td, const char *uri, bool probe,
 		jobs = 0;
 	nvq_opts_init(&opts);
 	opts.mode = mode;
+	opts.cpu_lat_limit_us = o->cpu_lat_limit_us;
+	opts.cpu_lat_timeout_ms = o->cpu_lat_timeout_ms;
 	if (o->queues)
 		opts.nr_queues = o->queues;
 	else
@@ -347,6 +454,9 @@ static int dev_get(struct thread_data *td, const char *uri, bool probe,
 	}
 	d->exclusive = opts.exclusive;
 	d->mode = mode;
+	d->cpu_lat_limit_us = o->cpu_lat_limit_us;
+	d->cpu_lat_timeout_ms = o->cpu_lat_timeout_ms;
+	qos_report(d);
 	d->nr_queues = nvq_queue_count(d->ctrl);
 	d->users = calloc(d->nr_queues ? d->nr_queues : 1, sizeof(*d->users));
 	if (!d->users || !d->nr_queues) {
@@ -977,6 +1087,10 @@ static int fio_nvq_init(struct thread_data *td)
 	j->owner_only = true;
 	for (i = 0; i < j->nr_jdevs; i++)
 		j->owner_only &= j->jdevs[i].dev->exclusive;
+	if (o->cpu_lat_limit_us != NVQ_QOS_OFF && o->mode == NVQ_MODE_POLL)
+		log_info("nvq: %s: cpu_lat_limit_us does nothing in mode=poll "
+			 "(a polling CPU never idles); use mode=wait\n",
+			 td->o.name);
 	return 0;
 
 nomem:
@@ -1024,12 +1138,80 @@ static void fio_nvq_cleanup(struct thread_data *td)
 			j->refused);
 	if (j->o->queue_stats)
 		print_stats(j);
+	/* Without permission, the limit fails only once a queue is busy. */
+	pthread_mutex_lock(&devs_lock);
+	for (i = 0; i < j->nr_jdevs; i++)
+		qos_report(j->jdevs[i].dev);
+	pthread_mutex_unlock(&devs_lock);
 	for (i = 0; (f = job_file(td, i)); i++)
 		FILE_SET_ENG_DATA(f, NULL);
 	job_free(j);
 	td->io_ops_data = NULL;
 	if (cur_job == j)
 		cur_job = NULL;
+}
+
+/*
+ * Jobs between two stonewalls run at the same time: the index of the
+ * stretch @td is in (numjobs clones carry no stonewall of their own).
+ */
+static unsigned int run_stretch(const struct thread_data *td)
+{
+	unsigned int i, n = 0;
+	struct thread_data *t;
+
+	for (i = 0; i < thread_number; i++) {
+		t = tnumber_to_td(i);
+		if (i && t->o.stonewall)
+			n++;
+		if (t == td)
+			break;
+	}
+	return n;
+}
+
+/*
+ * Before any job starts: two jobs that run at the same time on one
+ * controller with different controller settings could never both run. Say
+ * so now rather than failing whichever happens to start second.
+ * (Process-mode jobs each open their own controller; jobs ordered with
+ * wait_for= meet the check in dev_get() instead.)
+ */
+static int check_peers(struct thread_data *td, const char *uri)
+{
+	const struct nvq_fio_options *p;
+	struct thread_data *t;
+	char buf[PATH_MAX], why[96];
+	struct fio_file *f;
+	unsigned int i, k, stretch;
+
+	if (!td->o.use_thread || (td->o.wait_for && td->o.wait_for[0]))
+		return 0;
+	stretch = run_stretch(td);
+	for (i = 0; i < thread_number; i++) {
+		t = tnumber_to_td(i);
+		if (t == td || t->io_ops != engine_ops() || !t->eo ||
+		    !t->o.use_thread || (t->o.wait_for && t->o.wait_for[0]) ||
+		    run_stretch(t) != stretch)
+			continue;
+		p = t->eo;
+		for (k = 0; (f = job_file(t, k)); k++) {
+			if (file_uri(p, f, buf, sizeof(buf)) ||
+			    strcmp(buf, uri))
+				continue;
+			if (same_ctrl_settings(
+				    td->eo, p->mode, p->cpu_lat_limit_us,
+				    p->cpu_lat_timeout_ms, why, sizeof(why)))
+				break;
+			log_err("nvq: jobs %s and %s run at the same time on "
+				"%s with different settings (%s); jobs "
+				"sharing a controller need the same mode, "
+				"cpu_lat_limit_us and cpu_lat_timeout_ms\n",
+				td->o.name, t->o.name, uri, why);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -1054,6 +1236,9 @@ static int fio_nvq_get_file_size(struct thread_data *td, struct fio_file *f)
 			f->file_name ? f->file_name : "");
 		goto fail;
 	}
+	rc = check_peers(td, uri);
+	if (rc)
+		goto fail;
 	rc = dev_get(td, uri, true, &d);
 	if (rc) {
 		naming_hint(td, f);
@@ -1213,6 +1398,21 @@ static void fio_nvq_iomem_free(struct thread_data *td)
 	td->orig_buffer = NULL;
 }
 
+/* fio option callback: cpu_lat_limit_us=off|auto|0|N into the int. */
+static int parse_cpu_lat_limit(void *data, const char *s)
+{
+	struct nvq_fio_options *o = data;
+
+	if (nvq_qos_parse_limit(s, &o->cpu_lat_limit_us)) {
+		log_err("nvq: cpu_lat_limit_us: %s\n", nvq_errmsg());
+		return 1;
+	}
+	return 0;
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 static struct fio_option options[] = {
 	{
 		.name = "uri",
@@ -1283,6 +1483,33 @@ static struct fio_option options[] = {
 		.help = "Print the job's queue counters (commands, doorbells, "
 			"completions, interrupts) when it ends",
 		.def = "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "cpu_lat_limit_us",
+		.lname = "nvq CPU latency limit",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct nvq_fio_options, cpu_lat_limit),
+		.cb = parse_cpu_lat_limit,
+		.help = "While a mode=wait queue is busy, keep the CPUs taking "
+			"its completions out of idle states slower to leave "
+			"than this: off, auto (from the cpuidle states), 0 (no "
+			"idle at all) or N microseconds",
+		.def = "off",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "cpu_lat_timeout_ms",
+		.lname = "nvq CPU latency timeout",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct nvq_fio_options, cpu_lat_timeout_ms),
+		.help = "Milliseconds without a submission after which a "
+			"queue lets its CPUs idle again",
+		.def = STR(NVQ_QOS_TIMEOUT_MS_DEFAULT),
+		.minval = 1,
+		.maxval = NVQ_QOS_TIMEOUT_MS_MAX,
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},

@@ -317,6 +317,139 @@ errors)
 	expect_error "failed parsing mode=" --filename=emu.size=16M \
 		--mode=sometimes
 	;;
+qos)
+	# CPU latency QoS against a fake sysfs tree: one
+	# pm_qos_resume_latency_us per CPU, all "0" (no constraint).
+	root=$tmp/sysfs
+	ncpu=$(getconf _NPROCESSORS_CONF)
+	cpu=0
+	while [ "$cpu" -lt "$ncpu" ]; do
+		mkdir -p "$root/devices/system/cpu/cpu$cpu/power"
+		echo 0 >"$root/devices/system/cpu/cpu$cpu/power/pm_qos_resume_latency_us"
+		cpu=$((cpu + 1))
+	done
+	NVQ_SYSFS_ROOT=$root
+	export NVQ_SYSFS_ROOT
+	unset NVQ_CPU_DMA_LATENCY
+	# The distinct values of the CPUs' files, on one line (nvq writes
+	# them without a newline, as sysfs takes them).
+	cat >"$tmp/values.sh" <<EOF
+awk 1 "$root"/devices/system/cpu/cpu*/power/pm_qos_resume_latency_us |
+	sort -u | tr '\n' ' ' | sed 's/ \$//'
+EOF
+	values() {
+		sh "$tmp/values.sh"
+	}
+	# fio sends exec_postrun's output to a file of its own: write ours.
+	echo "sh '$tmp/values.sh' >'$tmp/during'" >"$tmp/snap.sh"
+	# qos_run WANT ARGS...: a mode=wait verify run; exec_postrun takes a
+	# snapshot once the job's I/O is done, while its queue still counts
+	# as busy (cpu_lat_timeout_ms=60000: not released before fio exits),
+	# outside the sanitizer runtime (the shell is not fio). Some CPU's
+	# file must read WANT then, and every file "0" after fio exits.
+	# Under TSan fio cannot start a shell (dash crashes with the TSan
+	# runtime preloaded), so there only the "after" half is checked.
+	qos_run() {
+		want=$1
+		shift
+		rm -f "$tmp/during"
+		if [ "$tsan" = 1 ]; then
+			verify_ok --filename=emu.size=64M --mode=wait --bs=4k \
+				--iodepth=1 --size=4M "$@"
+			[ "$(values)" = 0 ] || fail "after the run ($*):" \
+				"the files hold '$(values)', not '0'"
+			echo "$want" >"$tmp/during"
+			return
+		fi
+		verify_ok --filename=emu.size=64M --mode=wait --bs=4k \
+			--iodepth=1 --size=4M --cpu_lat_timeout_ms=60000 \
+			--exec_postrun="env -u LD_PRELOAD sh $tmp/snap.sh" "$@"
+		[ -s "$tmp/during" ] || fail "exec_postrun took no snapshot ($*)"
+		got=$(cat "$tmp/during")
+		case " $got " in
+		*" $want "*) ;;
+		*) fail "during the run ($*): the files hold '$got', none '$want'" ;;
+		esac
+		[ "$(values)" = 0 ] ||
+			fail "after the run ($*): the files hold '$(values)', not '0'"
+	}
+	# 0 = no idle state at all, which the file spells "n/a".
+	qos_run n/a --cpu_lat_limit_us=0
+	qos_run 25 --cpu_lat_limit_us=25
+	# Off (the default) leaves the files alone...
+	qos_run 0
+	[ "$(cat "$tmp/during")" = 0 ] || fail "no limit set, yet a file changed"
+	# ... and so does mode=poll, which says why.
+	run_fio --name=p --thread=1 $ENGINE --filename=emu.size=64M \
+		--rw=randread --bs=4k --size=4M --mode=poll --cpu_lat_limit_us=0
+	[ "$rc" = 0 ] || fail "mode=poll with a limit: fio exit status $rc"
+	grep -q "cpu_lat_limit_us does nothing in mode=poll" "$tmp/out" \
+		"$tmp/err" || fail "mode=poll with a limit: no note"
+	[ "$(values)" = 0 ] || fail "mode=poll changed the files"
+	# A CPU without the file (and no /dev/cpu_dma_latency under a fake
+	# tree): the job runs all the same, and the engine says why.
+	# The job thread runs on the first CPU this test may use.
+	c=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*\([0-9]*\).*/\1/p' \
+		/proc/self/status)
+	f=$root/devices/system/cpu/cpu$c/power/pm_qos_resume_latency_us
+	mv "$f" "$tmp/saved"
+	run_fio --name=n --thread=1 $ENGINE --filename=emu.size=64M \
+		--rw=randread --bs=4k --size=4M --mode=wait --cpus_allowed="$c" \
+		--cpu_lat_limit_us=0
+	[ "$rc" = 0 ] || fail "limit not applicable: fio exit status $rc"
+	grep -q "^nvq: emu:size=64M: CPU latency limit not applied: .*cpu$c/" \
+		"$tmp/out" "$tmp/err" || fail "limit not applicable: no note"
+	mv "$tmp/saved" "$f"
+	# Bad values.
+	expect_error 'bad CPU latency limit "bogus"' --filename=emu.size=16M \
+		--cpu_lat_limit_us=bogus
+	expect_error "failed parsing cpu_lat_limit_us=1000001" \
+		--filename=emu.size=16M --cpu_lat_limit_us=1000001
+	expect_error "failed parsing cpu_lat_limit_us=-5" \
+		--filename=emu.size=16M --cpu_lat_limit_us=-5
+	expect_error "failed parsing cpu_lat_timeout_ms=0" \
+		--filename=emu.size=16M --cpu_lat_timeout_ms=0
+	expect_error "failed parsing cpu_lat_timeout_ms=60001" \
+		--filename=emu.size=16M --cpu_lat_timeout_ms=60001
+	# Jobs running at the same time on one controller must agree...
+	cat >"$tmp/qos.fio" <<EOF
+[global]
+thread=1
+bs=4k
+size=4M
+filename=emu.size=64M
+rw=randwrite
+verify=crc32c
+mode=wait
+
+[a]
+cpu_lat_limit_us=0
+
+[b]
+offset=8M
+cpu_lat_limit_us=50
+EOF
+	run_fio $ENGINE "$tmp/qos.fio"
+	[ "$rc" != 0 ] || fail "two jobs, one controller, two limits: fio succeeded"
+	grep -qF "different settings (cpu_lat_limit_us=0 against 50)" \
+		"$tmp/err" "$tmp/out" || fail "no error naming the two limits"
+	sed 's/^cpu_lat_limit_us=50$/cpu_lat_timeout_ms=9/' "$tmp/qos.fio" |
+		sed 's/^cpu_lat_limit_us=0$//' >"$tmp/qos2.fio"
+	run_fio $ENGINE "$tmp/qos2.fio"
+	[ "$rc" != 0 ] || fail "two jobs, one controller, two timeouts: fio succeeded"
+	grep -qF "different settings (cpu_lat_timeout_ms=3 against 9)" \
+		"$tmp/err" "$tmp/out" || fail "no error naming the two timeouts"
+	# ... one after the other they may differ: the knobs change in place,
+	# and the second job reads back what the first wrote.
+	sed 's/^offset=8M$/stonewall\nverify_only=1/' "$tmp/qos.fio" \
+		>"$tmp/qos3.fio"
+	run_fio $ENGINE --output-format=json "$tmp/qos3.fio"
+	[ "$rc" = 0 ] || fail "two limits one after the other: fio exit status $rc"
+	jcheck "len(jobs) == 2 and jobs[1]['error'] == 0 and
+		jobs[1]['read']['io_bytes'] == 4 << 20" \
+		"the second job did not read back the first one's data"
+	[ "$(values)" = 0 ] || fail "after two jobs: the files hold '$(values)'"
+	;;
 preload)
 	# SPDK style: preload the engine and name it.
 	PRELOAD=$NVQ_FIO_ENGINE verify_ok_named --ioengine=nvq \
@@ -325,7 +458,8 @@ preload)
 enghelp)
 	run_fio --enghelp="$NVQ_FIO_ENGINE"
 	[ "$rc" = 0 ] || fail "fio --enghelp exit status $rc"
-	for opt in uri mode nsid queues qdepth queue_stats; do
+	for opt in uri mode nsid queues qdepth queue_stats cpu_lat_limit_us \
+		cpu_lat_timeout_ms; do
 		grep -q "^$opt " "$tmp/out" || fail "--enghelp lacks option $opt"
 	done
 	;;
