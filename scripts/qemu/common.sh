@@ -6,7 +6,8 @@
 #                      returns 77
 # nvq_guest_build SRC BUILD
 #                      build the guest programs without sanitizers in
-#                      BUILD/vfio-guest and the initramfs around them; sets
+#                      BUILD/vfio-guest and the initramfs around them
+#                      (with fio and the fio engine when they build); sets
 #                      GUEST_BIN and INITRD
 
 nvq_qemu_deps() {
@@ -69,6 +70,22 @@ nvq_guest_build() {
 		fi
 		if command -v fio >/dev/null 2>&1; then
 			bins="$bins $(command -v fio)"
+			# The engine, for the vfio-fio entry. A fio source tree
+			# fetched after the setup needs a reconfigure to count.
+			fsrc=$src/build-deps/$(fio --version)
+			if ! ninja -C "$gdir" -t targets all 2>/dev/null |
+				grep -q '^fio/libnvq_fio.so:' &&
+				[ -f "$fsrc/fio.h" ]; then
+				meson setup --reconfigure "$gdir" "$src" \
+					>>"$build/vfio-guest-setup.log" 2>&1 ||
+					{ tail -n 40 "$build/vfio-guest-setup.log"; exit 1; }
+			fi
+			if ninja -C "$gdir" fio/libnvq_fio.so \
+				>>"$build/vfio-guest-build.log" 2>&1; then
+				bins="$bins $gdir/fio/libnvq_fio.so"
+			else
+				echo "vfio-guest: the fio engine did not build (see $build/vfio-guest-build.log)" >&2
+			fi
 		fi
 		stale=
 		[ -f "$gdir/initramfs.cpio.gz" ] || stale=1

@@ -13,6 +13,8 @@
 #   errors       nvq setup/list/reset; not bound to vfio-pci, no driver,
 #                group not viable,
 #                group busy, permissions and RLIMIT_MEMLOCK, non-root use
+#   fio          fio's verify jobs through the fio engine (fio/): two
+#                threads at 4 KiB (poll) and at 256 KiB over mdts=5 (wait)
 # Every controller offers shadow doorbells (QEMU's default) and the
 # guest program checks that nvq uses them.
 set -eu
@@ -124,6 +126,58 @@ give_back() {
 	[ "$got" = " 0 7 14 21 28 35 42 49" ]
 }
 nvq_run give-back give_back
+EOF
+	;;
+fio)
+	# fio's own verification through the engine, over vfio: two jobs
+	# (threads), a queue each, at 4 KiB and above the controller's MDTS.
+	if ! command -v fio >/dev/null 2>&1; then
+		echo "FAIL: fio is not installed (apt-get install fio)"
+		exit 1
+	fi
+	if [ ! -f "$GUEST_BIN/fio/libnvq_fio.so" ]; then
+		echo "FAIL: the fio engine was not built in $GUEST_BIN" \
+			"(no fio source tree? run scripts/fio-source.sh;" \
+			"see $build/vfio-guest-build.log)"
+		exit 1
+	fi
+	disk d0
+	# mdts=5: at most 128 KiB per command.
+	qemu_args="$qemu_args
+		-device nvme,serial=nvq-fio,drive=d0,mdts=5,addr=04.0"
+	cat >"$script" <<'EOF'
+nvq_load vfio-pci vfio_iommu_type1 || return 1
+nvq_bind vfio-pci 0000:00:04.0 || return 1
+# fio_verify BS IOS ARGS...: randwrite then read back with crc32c, two
+# jobs of 8 MiB each. Passes when fio exits 0, reports no verify error,
+# each job (terse v3: field 5 error, 6 read KiB, 47 write KiB) read back
+# all it wrote, and each ran on a queue of its own with IOS commands
+# (requests above MDTS take two).
+fio_verify() {
+	bs=$1
+	ios=$2
+	shift 2
+	out=/tmp/fio-$bs.out
+	fio --name=v --ioengine=external:/nvq/bin/libnvq_fio.so \
+		--filename=vfio.0000.00.04.0 --thread=1 --numjobs=2 \
+		--rw=randwrite --verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--bs="$bs" --iodepth=32 --size=8M --offset_increment=16M \
+		--queue_stats=1 --output-format=terse --terse-version=3 \
+		"$@" >"$out" 2>&1
+	rc=$?
+	grep -v '^3;' "$out"
+	[ $rc = 0 ] || { echo "guest: fio exit status $rc"; return 1; }
+	! grep -q 'verify:' "$out" || { echo "guest: verify errors"; return 1; }
+	n=$(awk -F';' '/^3;/ && $5 == 0 && $6 == 8192 && $47 == 8192' "$out" |
+		wc -l)
+	[ "$n" = 2 ] || { echo "guest: $n of 2 jobs wrote and read back 8 MiB"; return 1; }
+	n=$(grep -c "^nvq: v: vfio:0000:00:04.0 queue [0-9]*: commands=$ios " "$out")
+	[ "$n" = 2 ] || { echo "guest: expected 2 jobs on queues of" \
+		"their own with $ios commands each, got $n"; return 1; }
+	echo "guest: fio bs=$bs $*: 2 jobs, 8 MiB each written and verified"
+}
+nvq_run fio-4k fio_verify 4k 4096 --mode=poll
+nvq_run fio-256k fio_verify 256k 128 --mode=wait
 EOF
 	;;
 *)
