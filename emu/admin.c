@@ -32,6 +32,12 @@ static uint32_t granted_cqs(const struct nvq_emu *c)
 	return c->feat.nq_set ? c->feat.ncqa : c->p.qpairs;
 }
 
+/* CC as the host last wrote it: IOSQES/IOCQES may be set after the enable. */
+static uint32_t cur_cc(struct nvq_emu *c)
+{
+	return __atomic_load_n(&c->regs[NVME_REG_CC / 4], __ATOMIC_ACQUIRE);
+}
+
 static uint16_t create_cq(struct nvq_emu *c, struct emu_req *req)
 {
 	const struct nvme_sqe *sqe = req->sqe;
@@ -48,6 +54,11 @@ static uint16_t create_cq(struct nvq_emu *c, struct emu_req *req)
 	req->err_loc = 42;
 	if (!qsize || qsize > c->p.mqes)
 		return EMU_ST_CMD(NVME_SC_QUEUE_SIZE);
+	/* NVMe 2.0 3.1.3.5: a queue made before CC.IOCQES is set. */
+	if (NVME_CC_IOCQES(cur_cc(c)) != NVME_CQES_LOG2) {
+		req->err_loc = 0xffff;
+		return EMU_ST_CMD(NVME_SC_QUEUE_SIZE);
+	}
 	req->err_loc = 44;
 	if (!pc && c->p.cqr)
 		return ST_INVALID_FIELD;
@@ -86,6 +97,10 @@ static uint16_t create_sq(struct nvq_emu *c, struct emu_req *req)
 	req->err_loc = 42;
 	if (!qsize || qsize > c->p.mqes)
 		return EMU_ST_CMD(NVME_SC_QUEUE_SIZE);
+	if (NVME_CC_IOSQES(cur_cc(c)) != NVME_SQES_LOG2) {
+		req->err_loc = 0xffff;
+		return EMU_ST_CMD(NVME_SC_QUEUE_SIZE);
+	}
 	req->err_loc = 44;
 	if (!pc && c->p.cqr)
 		return ST_INVALID_FIELD;

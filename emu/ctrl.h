@@ -243,6 +243,8 @@ struct emu_smart {
 	uint64_t host_reads, host_writes;
 	uint64_t busy_ns;
 	uint64_t media_errors;
+	uint64_t power_cycles, unsafe_shutdowns;
+	bool dirty; /* enabled since the last orderly shutdown */
 };
 
 struct emu_aer_event {
@@ -252,6 +254,7 @@ struct emu_aer_event {
 struct nvq_emu {
 	/* Host-written words the device thread polls. */
 	uint32_t *dbs; /* doorbell words: [2*qid] SQ tail, [2*qid+1] CQ head */
+	uint8_t *db_live; /* atomic, per doorbell word: its queue exists */
 	uint32_t nr_dbs;
 	uint32_t dstrd;
 	uint32_t regs[16]; /* BAR0 0x00..0x3f, atomic */
@@ -459,6 +462,16 @@ void emu_aer_raise(struct nvq_emu *c, uint8_t type, uint8_t info, uint8_t lid);
 void emu_aer_deliver(struct nvq_emu *c);
 /* Get Log Page. */
 uint16_t emu_get_log_page(struct nvq_emu *c, struct emu_req *req);
+/*
+ * Power-on (creation): load the power cycle and unsafe shutdown counts of
+ * a file-backed device (kept in an extended attribute of the file).
+ */
+void emu_smart_power_on(struct nvq_emu *c);
+/* CC.EN 0 -> 1 succeeded: count it as unsafe if the last one was not
+ * followed by a shutdown. */
+void emu_smart_enabled(struct nvq_emu *c);
+/* Shutdown processing completed (CSTS.SHST = 10b). */
+void emu_smart_shutdown(struct nvq_emu *c);
 /* Composite temperature in Kelvin. */
 uint16_t emu_temperature(const struct nvq_emu *c);
 /* Raise the SMART temperature event if a threshold is crossed. */

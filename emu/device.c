@@ -81,8 +81,11 @@ void nvq_emu_db_write(struct nvq_emu *c, uint32_t off, uint32_t val)
 	uint32_t rel = off - NVME_REG_DBS, idx;
 
 	idx = rel >> (2 + c->dstrd);
-	if (emu_unlikely(off < NVME_REG_DBS || (rel & ((4u << c->dstrd) - 1)) ||
-			 idx >= c->nr_dbs)) {
+	/* Outside the array, or the doorbell of a queue that does not exist. */
+	if (emu_unlikely(
+		    off < NVME_REG_DBS || (rel & ((4u << c->dstrd) - 1)) ||
+		    idx >= c->nr_dbs ||
+		    !__atomic_load_n(&c->db_live[idx], __ATOMIC_ACQUIRE))) {
 		__atomic_store_n(&c->bad_db_reg, 1, __ATOMIC_SEQ_CST);
 		emu_kick(c);
 		return;
@@ -181,6 +184,7 @@ static void idle(struct nvq_emu *c)
 static void finish_shutdown(struct nvq_emu *c)
 {
 	emu_media_sync(&c->media, 0, c->media.len);
+	emu_smart_shutdown(c);
 	c->shn_pending = false;
 	c->shut = true;
 	emu_set_csts(c, NVME_CSTS_SHST_CMPLT, NVME_CSTS_SHST_MASK);
@@ -284,6 +288,7 @@ static void free_all(struct nvq_emu *c)
 	free(c->cqs);
 	free(c->active);
 	free(c->dbs);
+	free(c->db_live);
 	free(c);
 }
 
@@ -321,6 +326,7 @@ int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **out)
 	if (ret)
 		goto fail;
 	c->dbs = calloc(c->nr_dbs, sizeof(*c->dbs));
+	c->db_live = calloc(c->nr_dbs, 1);
 	c->sqs = calloc(nq, sizeof(*c->sqs));
 	c->cqs = calloc(nq, sizeof(*c->cqs));
 	c->active = calloc(nq, sizeof(*c->active));
@@ -333,8 +339,9 @@ int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **out)
 	seg_bytes = c->max_xfer > 65536 ? c->max_xfer : 65536;
 	c->max_segs = (uint32_t)(seg_bytes / 4096 + 4);
 	c->segs = malloc(c->max_segs * sizeof(*c->segs));
-	if (!c->dbs || !c->sqs || !c->cqs || !c->active || !c->batch ||
-	    !c->irq_fds || !c->feat.irq_cd || !c->bounce || !c->segs) {
+	if (!c->dbs || !c->db_live || !c->sqs || !c->cqs || !c->active ||
+	    !c->batch || !c->irq_fds || !c->feat.irq_cd || !c->bounce ||
+	    !c->segs) {
 		ret = emu_err(-ENOMEM, "emu: out of memory");
 		goto fail;
 	}
@@ -356,6 +363,7 @@ int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **out)
 	ret = emu_media_lat_init(c);
 	if (ret)
 		goto fail;
+	emu_smart_power_on(c);
 	emu_regs_init(c);
 	emu_features_default(c);
 

@@ -6,6 +6,7 @@
  * events raised meanwhile wait in a small queue.
  */
 #include <string.h>
+#include <sys/xattr.h>
 
 #include "ctrl.h"
 
@@ -28,6 +29,68 @@ void emu_log_error(struct nvq_emu *c, uint16_t sqid, uint16_t cid,
 		e->lba = req->err_lba;
 		e->nsid = req->sqe->nsid;
 	}
+}
+
+/*
+ * Power cycles and unsafe shutdowns of a file-backed device outlive the
+ * process: they are kept in an extended attribute of the backing file, so
+ * the file's layout stays the namespaces alone. Where the file system has
+ * no user xattrs the counts start afresh with every creation.
+ */
+#define SMART_XATTR "user.nvq.smart"
+#define SMART_MAGIC 0x3153514eu /* "NQS1" */
+
+struct smart_persist {
+	uint32_t magic;
+	uint32_t dirty;
+	uint64_t power_cycles;
+	uint64_t unsafe_shutdowns;
+};
+
+static void smart_save(struct nvq_emu *c)
+{
+	struct smart_persist r = {
+		.magic = SMART_MAGIC,
+		.dirty = c->smart.dirty,
+		.power_cycles = c->smart.power_cycles,
+		.unsafe_shutdowns = c->smart.unsafe_shutdowns,
+	};
+
+	if (c->media.fd >= 0 &&
+	    fsetxattr(c->media.fd, SMART_XATTR, &r, sizeof(r), 0)) {
+		/* best effort: no xattrs, no persistence */
+	}
+}
+
+void emu_smart_power_on(struct nvq_emu *c)
+{
+	struct smart_persist r;
+
+	if (c->media.fd >= 0 &&
+	    fgetxattr(c->media.fd, SMART_XATTR, &r, sizeof(r)) ==
+		    (ssize_t)sizeof(r) &&
+	    r.magic == SMART_MAGIC) {
+		c->smart.power_cycles = r.power_cycles;
+		c->smart.unsafe_shutdowns = r.unsafe_shutdowns;
+		c->smart.dirty = r.dirty != 0;
+	}
+	c->smart.power_cycles++;
+	smart_save(c);
+}
+
+void emu_smart_enabled(struct nvq_emu *c)
+{
+	/* The previous enable ended without CC.SHN: power loss or reset. */
+	if (c->smart.dirty)
+		c->smart.unsafe_shutdowns++;
+	c->smart.dirty = true;
+	smart_save(c);
+}
+
+void emu_smart_shutdown(struct nvq_emu *c)
+{
+	c->smart.dirty = false;
+	smart_save(c);
 }
 
 uint16_t emu_temperature(const struct nvq_emu *c)
@@ -127,7 +190,8 @@ static size_t smart_log(struct nvq_emu *c, uint8_t *buf)
 	nvme_u128_add(s->data_units_written, div_up(c->smart.write_512, 1000));
 	nvme_u128_add(s->host_reads, c->smart.host_reads);
 	nvme_u128_add(s->host_writes, c->smart.host_writes);
-	nvme_u128_add(s->power_cycles, 1);
+	nvme_u128_add(s->power_cycles, c->smart.power_cycles);
+	nvme_u128_add(s->unsafe_shutdowns, c->smart.unsafe_shutdowns);
 	nvme_u128_add(s->power_on_hours, hours);
 	nvme_u128_add(s->media_errors, c->smart.media_errors);
 	nvme_u128_add(s->num_err_log_entries, c->err_count);
@@ -188,6 +252,10 @@ uint16_t emu_get_log_page(struct nvq_emu *c, struct emu_req *req)
 	default:
 		return EMU_ST_CMD(NVME_SC_INVALID_LOG_PAGE);
 	}
+	/* OT (CDW14 bit 23): no log here supports an index offset. */
+	req->err_loc = 58 | 7 << 8;
+	if (sqe->cdw14 & (1u << 23))
+		return ST_INVALID_FIELD;
 	req->err_loc = 48;
 	if (off & 3 || off >= size)
 		return ST_INVALID_FIELD;

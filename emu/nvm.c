@@ -19,6 +19,9 @@ static uint16_t check_ns(struct nvq_emu *c, struct emu_req *req)
 	if (emu_likely(nsid - 1 < c->p.nr_ns))
 		return 0;
 	req->err_loc = 4;
+	/* NVMe 2.0 3.2.1.5: a valid but inactive NSID is an invalid field. */
+	if (nsid && nsid <= EMU_NN)
+		return ST_INVALID_FIELD;
 	return EMU_ST_GEN(NVME_SC_INVALID_NS);
 }
 

@@ -176,6 +176,7 @@ int emu_cq_create(struct nvq_emu *c, uint16_t qid, uint64_t iova, uint32_t size,
 	cq->ien = ien;
 	cq->db = cq_db(c, qid);
 	emu_store_rel(cq->db, 0);
+	__atomic_store_n(&c->db_live[2u * qid + 1], 1, __ATOMIC_RELEASE);
 	bind_cq(c, cq);
 	c->cqs[qid] = cq;
 	if (qid)
@@ -222,6 +223,7 @@ int emu_sq_create(struct nvq_emu *c, uint16_t qid, uint64_t iova, uint32_t size,
 	sq->cq = cq;
 	sq->db = sq_db(c, qid);
 	emu_store_rel(sq->db, 0);
+	__atomic_store_n(&c->db_live[2u * qid], 1, __ATOMIC_RELEASE);
 	bind_sq(c, sq);
 	cq->nr_sqs++;
 	sq->idx = c->nr_active;
@@ -239,6 +241,7 @@ static void sq_free(struct nvq_emu *c, struct emu_sq *sq)
 	last->idx = sq->idx;
 	c->active[sq->idx] = last;
 	sq->cq->nr_sqs--;
+	__atomic_store_n(&c->db_live[2u * sq->qid], 0, __ATOMIC_RELEASE);
 	c->nr_slots -= sq->size;
 	c->sqs[sq->qid] = NULL;
 	if (sq->qid)
@@ -282,6 +285,7 @@ static void cq_free(struct nvq_emu *c, struct emu_cq *cq)
 	}
 	if (cq->ovf_cnt)
 		c->ovf_cqs--;
+	__atomic_store_n(&c->db_live[2u * cq->qid + 1], 0, __ATOMIC_RELEASE);
 	c->cqs[cq->qid] = NULL;
 	if (cq->qid)
 		c->nr_io_cqs--;

@@ -51,14 +51,39 @@ uint64_t nvq_emu_reg_read64(struct nvq_emu *c, uint32_t off)
 	return rd(c, off) | (uint64_t)rd(c, off + 4) << 32;
 }
 
+/* CC bits a host can write; 3:1, CRIME (CAP.CRMS = 0) and 31:25 are RO 0. */
+#define CC_RW                                                                  \
+	(NVME_CC_EN | NVME_CC_CSS_MASK | NVME_CC_MPS_MASK | NVME_CC_AMS_MASK | \
+	 NVME_CC_SHN_MASK | NVME_CC_IOSQES_MASK | NVME_CC_IOCQES_MASK)
+/*
+ * Fields that may change only while CC.EN = 0 (NVMe 2.0 3.1.3.5): a write
+ * that keeps EN set leaves them as they were, so that what the host reads
+ * back is what the controller runs with.
+ */
+#define CC_FROZEN (NVME_CC_CSS_MASK | NVME_CC_MPS_MASK | NVME_CC_AMS_MASK)
+
+/* Store a CC write; returns the previous value. */
+static uint32_t cc_write(struct nvq_emu *c, uint32_t val)
+{
+	uint32_t *r = &c->regs[REG(NVME_REG_CC)];
+	uint32_t old = __atomic_load_n(r, __ATOMIC_ACQUIRE), nv;
+
+	do {
+		nv = val & CC_RW;
+		if (old & nv & NVME_CC_EN)
+			nv = (nv & ~CC_FROZEN) | (old & CC_FROZEN);
+	} while (!__atomic_compare_exchange_n(
+		r, &old, nv, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	return old;
+}
+
 void nvq_emu_reg_write32(struct nvq_emu *c, uint32_t off, uint32_t val)
 {
 	uint32_t old, ev = 0;
 
 	switch (off) {
 	case NVME_REG_CC:
-		old = __atomic_exchange_n(&c->regs[REG(off)], val,
-					  __ATOMIC_ACQ_REL);
+		old = cc_write(c, val);
 		if (!(old & NVME_CC_EN) && (val & NVME_CC_EN))
 			ev |= CC_EV_EN_RISE;
 		if ((old & NVME_CC_EN) && !(val & NVME_CC_EN))
@@ -71,14 +96,17 @@ void nvq_emu_reg_write32(struct nvq_emu *c, uint32_t off, uint32_t val)
 		}
 		break;
 	case NVME_REG_AQA:
-		wr(c, off, val & 0x0fff0fff);
+		/* Admin queue properties change only while CC.EN = 0. */
+		if (!(rd(c, NVME_REG_CC) & NVME_CC_EN))
+			wr(c, off, val & 0x0fff0fff);
 		break;
 	case NVME_REG_ASQ:
 	case NVME_REG_ACQ:
 		/* Kept as written: a misaligned base fails the enable. */
 	case NVME_REG_ASQ + 4:
 	case NVME_REG_ACQ + 4:
-		wr(c, off, val);
+		if (!(rd(c, NVME_REG_CC) & NVME_CC_EN))
+			wr(c, off, val);
 		break;
 	default:
 		/*
@@ -111,10 +139,12 @@ static void enable(struct nvq_emu *c, uint32_t cc)
 
 	c->enabled = true;
 	c->cc = cc;
+	/*
+	 * IOSQES/IOCQES are not checked here: a host may set them after the
+	 * enable; Create I/O SQ/CQ rejects a queue made without them.
+	 */
 	if ((cc & NVME_CC_CSS_MASK) != NVME_CC_CSS_NVM ||
 	    (cc & NVME_CC_AMS_MASK) != NVME_CC_AMS_RR || mps > EMU_MPSMAX ||
-	    NVME_CC_IOSQES(cc) != NVME_SQES_LOG2 ||
-	    NVME_CC_IOCQES(cc) != NVME_CQES_LOG2 ||
 	    asqs < NVME_AQ_MIN_ENTRIES || acqs < NVME_AQ_MIN_ENTRIES)
 		goto fatal;
 	psz = 4096ull << mps;
@@ -128,6 +158,7 @@ static void enable(struct nvq_emu *c, uint32_t cc)
 		emu_cq_delete(c, c->cqs[0]);
 		goto fatal;
 	}
+	emu_smart_enabled(c);
 	c->rdy_at = emu_now() + c->p.rdy_delay_ns;
 	emu_poll_ready(c);
 	return;

@@ -406,6 +406,12 @@ static void logs(struct h *h)
 	s.cdw11 = 0x1;
 	s.prp1 = h_iova(h, buf);
 	CHECK_ST(h_admin(h, &s, NULL), GEN, NVME_SC_INVALID_FIELD);
+	/* Offset Type = index (CDW14 bit 23): not supported by any log. */
+	s = h_sqe(nvme_admin_get_log_page);
+	s.cdw10 = NVME_LOG_SMART | (512 / 4 - 1) << 16;
+	s.cdw14 = 1u << 23;
+	s.prp1 = h_iova(h, buf);
+	CHECK_ST(h_admin(h, &s, NULL), GEN, NVME_SC_INVALID_FIELD);
 
 	/* The error log has the newest error first, counts increasing. */
 	CHECK_OK(get_log(h, NVME_LOG_ERROR, 0, buf, 4096, 0, false));

@@ -163,6 +163,16 @@ int main(void)
 		CHECK_EQ(h_reap(h, &h->aq, &ev, H_TIMEOUT_MS), 0);
 		CHECK_EQ(NVME_AER_TYPE(ev.result), NVME_AER_ERROR);
 		CHECK_EQ(NVME_AER_INFO(ev.result), 0x00);
+		/*
+		 * The doorbell of a queue that was not created (qid 2 of
+		 * qpairs=2: inside the doorbell array) is just as invalid
+		 * (NVMe 2.0 5.2.2, Error information 00h).
+		 */
+		CHECK_OK(h_admin(h, &s, NULL));
+		h->ops->db_write(h->t, nvme_cq_db_offset(2, h->dstrd), 1);
+		CHECK_EQ(h_reap(h, &h->aq, &ev, H_TIMEOUT_MS), 0);
+		CHECK_EQ(NVME_AER_TYPE(ev.result), NVME_AER_ERROR);
+		CHECK_EQ(NVME_AER_INFO(ev.result), 0x00);
 	}
 
 	/* A reset drops outstanding AERs: none complete afterwards. */

@@ -38,6 +38,40 @@ static void shutdown_normal(struct h *h)
 	h_wait_csts(h, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_CMPLT);
 }
 
+/* SMART Power Cycles and Unsafe Shutdowns must be @pc and @us. */
+static void check_smart(struct h *h, uint64_t pc, uint64_t us)
+{
+	struct nvme_smart_log *sm = h_alloc(h, 4096, NULL);
+	struct nvme_sqe s = h_sqe(nvme_admin_get_log_page);
+
+	s.cdw10 = NVME_LOG_SMART | (512 / 4 - 1) << 16;
+	s.prp1 = h_iova(h, sm);
+	CHECK_OK(h_admin(h, &s, NULL));
+	CHECK_EQ(nvme_u128_lo(sm->power_cycles), pc);
+	CHECK_EQ(nvme_u128_lo(sm->unsafe_shutdowns), us);
+}
+
+/*
+ * Unsafe Shutdowns counts enables not preceded by an orderly shutdown
+ * since the previous enable: a reset (EN 1 -> 0) without CC.SHN counts,
+ * a power-on of a RAM device starts from zero.
+ */
+static void unsafe_in_process(void)
+{
+	struct h *h = h_open("size=8M");
+
+	h_enable(h);
+	check_smart(h, 1, 0);
+	h_disable(h);
+	h_enable(h);
+	check_smart(h, 1, 1);
+	shutdown_normal(h);
+	h_disable(h);
+	h_enable(h);
+	check_smart(h, 1, 1);
+	h_close(h);
+}
+
 static void check_blocks(struct h *h, struct hq *q, uint32_t nsid,
 			 uint64_t slba, unsigned int tag)
 {
@@ -92,6 +126,8 @@ int main(void)
 
 	/* Reopen: the data is there; write more, flush, shut down orderly. */
 	h = up(&q);
+	/* The close above was a power loss without CC.SHN. */
+	check_smart(h, 2, 1);
 	check_blocks(h, q, 1, 10, 1);
 	check_blocks(h, q, 2, 20, 2);
 	write_blocks(h, q, 1, 2044, 3); /* the last blocks of ns 1 */
@@ -133,6 +169,7 @@ int main(void)
 
 	/* Reopen once more: everything persisted. */
 	h = up(&q);
+	check_smart(h, 3, 1);
 	check_blocks(h, q, 1, 10, 1);
 	check_blocks(h, q, 2, 20, 2);
 	check_blocks(h, q, 1, 2044, 3);
@@ -167,5 +204,6 @@ int main(void)
 	CHECK_EQ(stat(path, &st), 0);
 	CHECK_EQ(st.st_size, 3 * NS_SIZE);
 	unlink(path);
+	unsafe_in_process();
 	return 0;
 }

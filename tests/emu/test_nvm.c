@@ -41,13 +41,19 @@ static void checks(struct h *h, struct hq *q)
 	CHECK_OK(h_rw(h, q, nvme_cmd_read, 1, NSZE - 1, 1, b, 4096));
 	CHECK_OK(h_rw(h, q, nvme_cmd_read, 2, NSZE - 4, 4, b, 16384));
 
-	/* Namespaces: 0, inactive (ns=2 of NN=1024), above NN, broadcast. */
+	/*
+	 * Namespaces: 0, above NN, broadcast are invalid NSIDs (Invalid
+	 * Namespace or Format); 3 and 1024 (ns=2 of NN=1024) are valid but
+	 * inactive: Invalid Field in Command (NVMe 2.0 3.2.1.5).
+	 */
 	CHECK_ST(h_rw(h, q, nvme_cmd_read, 0, 0, 1, b, 4096), GEN,
 		 NVME_SC_INVALID_NS);
 	CHECK_ST(h_rw(h, q, nvme_cmd_read, 3, 0, 1, b, 4096), GEN,
-		 NVME_SC_INVALID_NS);
+		 NVME_SC_INVALID_FIELD);
 	CHECK_ST(h_rw(h, q, nvme_cmd_write, 1024, 0, 1, b, 4096), GEN,
-		 NVME_SC_INVALID_NS);
+		 NVME_SC_INVALID_FIELD);
+	CHECK_ST(h_rw(h, q, nvme_cmd_write_zeroes, 3, 0, 1, NULL, 0), GEN,
+		 NVME_SC_INVALID_FIELD);
 	CHECK_ST(h_rw(h, q, nvme_cmd_read, 2000, 0, 1, b, 4096), GEN,
 		 NVME_SC_INVALID_NS);
 	CHECK_ST(h_rw(h, q, nvme_cmd_read, 0xffffffff, 0, 1, b, 4096), GEN,
@@ -57,6 +63,8 @@ static void checks(struct h *h, struct hq *q)
 	CHECK_ST(h_rw(h, q, nvme_cmd_flush, 0, 0, 1, NULL, 0), GEN,
 		 NVME_SC_INVALID_NS);
 	CHECK_ST(h_rw(h, q, nvme_cmd_flush, 5, 0, 1, NULL, 0), GEN,
+		 NVME_SC_INVALID_FIELD);
+	CHECK_ST(h_rw(h, q, nvme_cmd_flush, 1025, 0, 1, NULL, 0), GEN,
 		 NVME_SC_INVALID_NS);
 
 	/* MDTS = 2: 16 KiB per command. */

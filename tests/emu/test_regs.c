@@ -75,14 +75,6 @@ static void invalid_enables(void)
 	uint64_t good_asq = h->aq.sq_iova;
 
 	expect_cfs(h, 32, cc | (5u << NVME_CC_MPS_SHIFT), "MPS 5 > MPSMAX");
-	expect_cfs(h, 32,
-		   (cc & ~NVME_CC_IOSQES_MASK) | 7u << NVME_CC_IOSQES_SHIFT,
-		   "IOSQES 7");
-	expect_cfs(h, 32, cc & ~NVME_CC_IOSQES_MASK, "IOSQES 0");
-	expect_cfs(h, 32,
-		   (cc & ~NVME_CC_IOCQES_MASK) | 3u << NVME_CC_IOCQES_SHIFT,
-		   "IOCQES 3");
-	expect_cfs(h, 32, cc & ~NVME_CC_IOCQES_MASK, "IOCQES 0");
 	expect_cfs(h, 32, cc | 1u << NVME_CC_CSS_SHIFT, "CSS 1");
 	expect_cfs(h, 32, cc | 1u << NVME_CC_AMS_SHIFT, "AMS WRR");
 	expect_cfs(h, 1, cc, "1-entry admin queues");
@@ -109,6 +101,57 @@ static void invalid_enables(void)
 	CHECK_EQ(h_enable_cc(h, 4096, cc) & (NVME_CSTS_RDY | NVME_CSTS_CFS),
 		 NVME_CSTS_RDY);
 	h_disable(h);
+	h_close(h);
+}
+
+/*
+ * NVMe 2.0 3.1.3.5: IOSQES/IOCQES may be set after the enable; a Create
+ * I/O CQ/SQ made before they hold a supported value fails with Invalid
+ * Queue Size. CSS, MPS and AMS change only while EN = 0: a write with EN
+ * kept at 1 leaves them, and the reserved bits read 0. AQA/ASQ/ACQ are
+ * only writable while EN = 0.
+ */
+static void cc_while_enabled(void)
+{
+	struct h *h = h_open("qpairs=2");
+	uint32_t es = NVME_CC_IOSQES_MASK | NVME_CC_IOCQES_MASK;
+	uint32_t cc = h_cc_default() & ~es, aqa;
+	uint8_t *b;
+
+	CHECK_EQ(h_enable_cc(h, 32, cc) & (NVME_CSTS_RDY | NVME_CSTS_CFS),
+		 NVME_CSTS_RDY);
+	CHECK_ST(h_create_cq(h, 1, 16, false, 0), NVME_SCT_CMD_SPECIFIC,
+		 NVME_SC_QUEUE_SIZE);
+	h->ops->reg_write32(h->t, NVME_REG_CC, cc | 3u << NVME_CC_IOCQES_SHIFT);
+	CHECK_ST(h_create_cq(h, 1, 16, false, 0), NVME_SCT_CMD_SPECIFIC,
+		 NVME_SC_QUEUE_SIZE);
+	h->ops->reg_write32(h->t, NVME_REG_CC,
+			    cc | NVME_CQES_LOG2 << NVME_CC_IOCQES_SHIFT);
+	CHECK_OK(h_create_cq(h, 1, 16, false, 0));
+	CHECK_ST(h_create_sq(h, 1, 16, 1), NVME_SCT_CMD_SPECIFIC,
+		 NVME_SC_QUEUE_SIZE);
+	h->ops->reg_write32(h->t, NVME_REG_CC,
+			    cc | NVME_CQES_LOG2 << NVME_CC_IOCQES_SHIFT |
+				    7u << NVME_CC_IOSQES_SHIFT);
+	CHECK_ST(h_create_sq(h, 1, 16, 1), NVME_SCT_CMD_SPECIFIC,
+		 NVME_SC_QUEUE_SIZE);
+	h->ops->reg_write32(h->t, NVME_REG_CC, h_cc_default());
+	CHECK_OK(h_create_sq(h, 1, 16, 1));
+
+	/* MPS 1, CSS 1, AMS 1 and reserved bits written while enabled. */
+	h->ops->reg_write32(h->t, NVME_REG_CC,
+			    h_cc_default() | 1u << NVME_CC_MPS_SHIFT |
+				    1u << NVME_CC_CSS_SHIFT |
+				    1u << NVME_CC_AMS_SHIFT | 0xfe00000eu);
+	CHECK_EQ(h->ops->reg_read32(h->t, NVME_REG_CC), h_cc_default());
+	aqa = h->ops->reg_read32(h->t, NVME_REG_AQA);
+	h->ops->reg_write32(h->t, NVME_REG_AQA, NVME_AQA(3, 3));
+	CHECK_EQ(h->ops->reg_read32(h->t, NVME_REG_AQA), aqa);
+	/* Still running with 4 KiB pages: an I/O queue pair works. */
+	b = h_alloc(h, 8192, NULL);
+	CHECK_OK(h_rw(h, h_ioq(h, 2, 16, false, 0), nvme_cmd_read, 1, 0, 2, b,
+		      8192));
+	CHECK(!(h->ops->reg_read32(h->t, NVME_REG_CSTS) & NVME_CSTS_CFS));
 	h_close(h);
 }
 
@@ -167,6 +210,7 @@ int main(void)
 {
 	cap_fields();
 	invalid_enables();
+	cc_while_enabled();
 	shutdown_and_reset();
 	rdy_delay();
 	return 0;
