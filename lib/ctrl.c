@@ -55,6 +55,13 @@ static const char *admin_name(uint8_t opc)
 	}
 }
 
+/* A copy of this thread's message, to quote it in a wider one. */
+static const char *saved_msg(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", nvq_errmsg());
+	return buf;
+}
+
 static void sleep_us(unsigned int us)
 {
 	struct timespec ts = { .tv_sec = us / 1000000,
@@ -111,6 +118,35 @@ static uint32_t cap_timeout_ms(uint64_t cap)
 
 	/* CAP.TO 0 would mean "ready at once"; give slow devices 500 ms. */
 	return (to ? to : 1) * 500u;
+}
+
+/* NVMe 2.0 CAP.CRMS.CRWMS and the Controller Ready Timeouts register. */
+#define CAP_CRWMS (1ull << 59)
+#define REG_CRTO 0x68
+#define CRTO_CRWMT(crto) ((crto)&0xffff)
+/* CAP.CSS bit 6: I/O Command Sets; CC.CSS 110b enables all of them. */
+#define CAP_CSS_IOCSS (1u << 6)
+#define CC_CSS_ALL (6u << NVME_CC_CSS_SHIFT)
+/* Namespace Identification Descriptor types (Identify CNS 03h). */
+#define NIDT_CSI 4
+#define CSI_NVM 0
+
+/*
+ * How long CSTS.RDY may take to follow CC.EN. CAP.TO saturates at 127.5 s;
+ * a 2.0 controller with CAP.CRMS.CRWMS reports the real bound for CC.CRIME
+ * = 0 (ready with media, which nvq uses) in CRTO.CRWMT, and some report a
+ * CRWMT smaller than CAP.TO: take the larger (NVMe 2.0, CRTO register).
+ */
+static uint32_t ready_timeout_ms(struct nvq_ctrl *c)
+{
+	uint32_t ms = cap_timeout_ms(c->cap), crto;
+
+	if (!(c->cap & CAP_CRWMS))
+		return ms;
+	crto = c->t->ops->reg_read32(c->t, REG_CRTO);
+	if (crto == 0xffffffffu)
+		return ms;
+	return MAX(ms, CRTO_CRWMT(crto) * 500u);
 }
 
 /* ------------------------------------------------------------------ */
@@ -335,15 +371,14 @@ static int disable(struct nvq_ctrl *c)
 	 */
 	if ((cc & NVME_CC_EN) && !(st & NVME_CSTS_RDY) &&
 	    !(st & NVME_CSTS_CFS)) {
-		rc = wait_csts(c, NVME_CSTS_RDY, NVME_CSTS_RDY,
-			       cap_timeout_ms(c->cap), true,
-			       "waiting for the previous enable");
+		rc = wait_csts(c, NVME_CSTS_RDY, NVME_CSTS_RDY, c->ready_ms,
+			       true, "waiting for the previous enable");
 		if (rc && rc != -EIO)
 			return rc;
 	}
 	if (cc & NVME_CC_EN)
 		t->ops->reg_write32(t, NVME_REG_CC, cc & ~NVME_CC_EN);
-	return wait_csts(c, NVME_CSTS_RDY, 0, cap_timeout_ms(c->cap), false,
+	return wait_csts(c, NVME_CSTS_RDY, 0, c->ready_ms, false,
 			 "disabling the controller (CC.EN=0)");
 }
 
@@ -362,15 +397,19 @@ static int enable(struct nvq_ctrl *c)
 		.node = c->node,
 	};
 	uint64_t asq_iova, acq_iova;
+	char msg[384];
 	uint32_t cc;
 	int rc;
 
 	c->asq_mem = nvq_mem_alloc(c->mem, NVQ_ADMIN_DEPTH * NVME_SQE_SIZE,
 				   c->node, &asq_iova);
-	c->acq_mem = nvq_mem_alloc(c->mem, NVQ_ADMIN_DEPTH * NVME_CQE_SIZE,
-				   c->node, &acq_iova);
+	if (c->asq_mem)
+		c->acq_mem = nvq_mem_alloc(c->mem,
+					   NVQ_ADMIN_DEPTH * NVME_CQE_SIZE,
+					   c->node, &acq_iova);
 	if (!c->asq_mem || !c->acq_mem)
-		return nvq_err(-ENOMEM, "cannot allocate the admin queue");
+		return nvq_err(-ENOMEM, "cannot allocate the admin queue: %s",
+			       saved_msg(msg, sizeof(msg)));
 	p.sq = c->asq_mem;
 	p.cq = c->acq_mem;
 	rc = nvq_queue_create(&p, &c->aq);
@@ -381,14 +420,15 @@ static int enable(struct nvq_ctrl *c)
 			    NVME_AQA(NVQ_ADMIN_DEPTH - 1, NVQ_ADMIN_DEPTH - 1));
 	t->ops->reg_write64(t, NVME_REG_ASQ, asq_iova);
 	t->ops->reg_write64(t, NVME_REG_ACQ, acq_iova);
-	cc = NVME_CC_EN | NVME_CC_CSS_NVM | (0u << NVME_CC_MPS_SHIFT) |
-	     NVME_CC_AMS_RR | NVME_CC_SHN_NONE |
+	/* As Linux does: 110b whenever the controller has I/O Command Sets;
+	 * scan_namespaces() then keeps the NVM ones. */
+	cc = NVME_CC_EN | (c->iocss ? CC_CSS_ALL : NVME_CC_CSS_NVM) |
+	     (0u << NVME_CC_MPS_SHIFT) | NVME_CC_AMS_RR | NVME_CC_SHN_NONE |
 	     (NVME_SQES_LOG2 << NVME_CC_IOSQES_SHIFT) |
 	     (NVME_CQES_LOG2 << NVME_CC_IOCQES_SHIFT);
 	t->ops->reg_write32(t, NVME_REG_CC, cc);
 	c->enabled = true;
-	return wait_csts(c, NVME_CSTS_RDY, NVME_CSTS_RDY,
-			 cap_timeout_ms(c->cap), true,
+	return wait_csts(c, NVME_CSTS_RDY, NVME_CSTS_RDY, c->ready_ms, true,
 			 "enabling the controller (CC.EN=1)");
 }
 
@@ -396,11 +436,12 @@ static int check_cap(struct nvq_ctrl *c)
 {
 	uint64_t cap = c->cap;
 
-	if (!(NVME_CAP_CSS(cap) & NVME_CAP_CSS_NVM))
+	if (!(NVME_CAP_CSS(cap) & (NVME_CAP_CSS_NVM | CAP_CSS_IOCSS)))
 		return nvq_err(
 			-ENOTSUP,
-			"controller does not support the NVM command set (CAP.CSS %#x)",
+			"controller supports neither the NVM command set nor I/O Command Sets (CAP.CSS %#x)",
 			NVME_CAP_CSS(cap));
+	c->iocss = NVME_CAP_CSS(cap) & CAP_CSS_IOCSS;
 	if (NVME_CAP_MPSMIN(cap) > 0 ||
 	    NVME_CAP_MPSMAX(cap) < NVME_CAP_MPSMIN(cap))
 		return nvq_err(
@@ -448,10 +489,22 @@ static int identify_ctrl(struct nvq_ctrl *c)
 	return 0;
 }
 
+/*
+ * The LBA format in use. FLBAS bits 6:5 extend the index past 15 only
+ * when there are more than 16 formats; below that they are reserved (the
+ * host ignores them: NVMe 2.0, Identify Namespace FLBAS).
+ */
+static unsigned int flbas_index(const struct nvme_id_ns *id)
+{
+	if (id->nlbaf < 16)
+		return id->flbas & NVME_NS_FLBAS_LBA_MASK;
+	return nvme_flbas_index(id->flbas);
+}
+
 static const char *ns_unusable(struct nvq_ctrl *c, const struct nvme_id_ns *id,
 			       char *why, size_t len)
 {
-	unsigned int idx = nvme_flbas_index(id->flbas);
+	unsigned int idx = flbas_index(id);
 	const struct nvme_lbaf *f;
 
 	if (!id->nsze) {
@@ -487,6 +540,42 @@ static const char *ns_unusable(struct nvq_ctrl *c, const struct nvme_id_ns *id,
 	return NULL;
 }
 
+/*
+ * With CC.CSS 110b the active namespaces include those of other I/O
+ * Command Sets (Zoned, Key Value), which nvq must not drive as NVM ones:
+ * the CSI descriptor of Identify CNS 03h tells (NVMe 2.0, Namespace
+ * Identification Descriptor list). No
+ * list, or no CSI in it, means NVM.
+ */
+static const char *ns_not_nvm(struct nvq_ctrl *c, uint32_t nsid, char *why,
+			      size_t len)
+{
+	uint8_t *d = malloc(NVME_IDENTIFY_DATA_SIZE);
+	const char *bad = NULL;
+	size_t off = 0;
+
+	if (!d || identify(c, NVME_ID_CNS_NS_DESC_LIST, nsid, d)) {
+		free(d);
+		return NULL;
+	}
+	while (off + 4 <= NVME_IDENTIFY_DATA_SIZE && d[off]) {
+		uint8_t nidt = d[off], nidl = d[off + 1];
+
+		if (off + 4 + nidl > NVME_IDENTIFY_DATA_SIZE)
+			break;
+		if (nidt == NIDT_CSI && nidl >= 1 && d[off + 4] != CSI_NVM) {
+			snprintf(why, len,
+				 "its I/O Command Set (CSI %u) is not NVM",
+				 d[off + 4]);
+			bad = why;
+			break;
+		}
+		off += 4 + nidl;
+	}
+	free(d);
+	return bad;
+}
+
 static void note(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -506,6 +595,23 @@ static void note(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Every nsid up to NN is a candidate; Identify Namespace tells. */
+static void scan_all(struct nvq_ctrl *c, uint32_t *ids, unsigned int *nr,
+		     bool *all, char *notes, size_t notes_len)
+{
+	uint32_t nn = c->id->nn;
+	unsigned int n;
+
+	for (n = 0; n < MIN(nn, NVQ_MAX_NS); n++)
+		ids[n] = n + 1;
+	if (nn > NVQ_MAX_NS)
+		note(notes, notes_len,
+		     "NN %u: only namespaces 1..%u are looked at", nn,
+		     NVQ_MAX_NS);
+	*nr = n;
+	*all = true;
+}
+
 /*
  * The active namespace list (CNS 02h), paged by the last nsid seen. A
  * controller older than NVMe 1.1 may not know CNS 02h: then every nsid up
@@ -520,6 +626,11 @@ static int active_nsids(struct nvq_ctrl *c, uint32_t *ids, unsigned int *nr,
 	int rc = 0;
 
 	*all = false;
+	/* CNS 02h is NVMe 1.1; a 1.0 controller may read it as CNS 00h. */
+	if (c->vs < NVME_VS(1, 1, 0)) {
+		scan_all(c, ids, nr, all, notes, notes_len);
+		return 0;
+	}
 	list = malloc(NVME_IDENTIFY_DATA_SIZE);
 	if (!list)
 		return nvq_err(-ENOMEM, "out of memory");
@@ -528,11 +639,9 @@ static int active_nsids(struct nvq_ctrl *c, uint32_t *ids, unsigned int *nr,
 				 &st);
 		if (rc == -EIO && page == 0 &&
 		    (st & 0x7ff) == NVME_SC_INVALID_FIELD) {
-			for (n = 0; n < MIN(nn, NVQ_MAX_NS); n++)
-				ids[n] = n + 1;
-			*all = true;
-			rc = 0;
-			break;
+			free(list);
+			scan_all(c, ids, nr, all, notes, notes_len);
+			return 0;
 		}
 		if (rc)
 			break;
@@ -608,13 +717,15 @@ static int scan_namespaces(struct nvq_ctrl *c, char *notes, size_t notes_len)
 		if (all && !id->nsze)
 			continue;
 		bad = ns_unusable(c, id, why, sizeof(why));
+		if (!bad && c->iocss)
+			bad = ns_not_nvm(c, ids[i], why, sizeof(why));
 		if (bad) {
 			note(notes, notes_len, "namespace %u skipped: %s",
 			     ids[i], bad);
 			continue;
 		}
 		ns->nsid = ids[i];
-		ns->lbads = id->lbaf[nvme_flbas_index(id->flbas)].ds;
+		ns->lbads = id->lbaf[flbas_index(id)].ds;
 		ns->nlba = id->nsze;
 		ns->max_blocks = MIN(c->max_xfer >> ns->lbads, 65536u);
 		ns->id = id;
@@ -729,10 +840,14 @@ static int create_queue(struct nvq_ctrl *c, unsigned int i, uint32_t depth)
 
 	sq = nvq_mem_alloc(c->mem, (size_t)depth * NVME_SQE_SIZE, node,
 			   &sq_iova);
-	cq = nvq_mem_alloc(c->mem, (size_t)depth * NVME_CQE_SIZE, node,
-			   &cq_iova);
+	cq = sq ? nvq_mem_alloc(c->mem, (size_t)depth * NVME_CQE_SIZE, node,
+				&cq_iova) :
+		  NULL;
 	if (!sq || !cq) {
-		rc = nvq_err(-ENOMEM, "cannot allocate I/O queue %u", qid);
+		char msg[384];
+
+		rc = nvq_err(-ENOMEM, "cannot allocate I/O queue %u: %s", qid,
+			     saved_msg(msg, sizeof(msg)));
 		goto free_rings;
 	}
 	p.sq = sq;
@@ -1151,6 +1266,7 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 	}
 	c->vs = c->t->ops->reg_read32(c->t, NVME_REG_VS);
 	c->dstrd = NVME_CAP_DSTRD(c->cap);
+	c->ready_ms = ready_timeout_ms(c);
 	c->admin_timeout_ms = c->opts.admin_timeout_ms ?
 				      c->opts.admin_timeout_ms :
 				      MAX(cap_timeout_ms(c->cap), 5000u);

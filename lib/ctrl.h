@@ -59,6 +59,8 @@ struct nvq_ctrl {
 	uint32_t vs;
 	uint32_t dstrd;
 	uint32_t admin_timeout_ms;
+	uint32_t ready_ms; /* CSTS.RDY may take this long to follow CC.EN */
+	bool iocss; /* CAP.CSS has I/O Command Sets: CC.CSS is 110b */
 	uint32_t max_xfer; /* bytes per command, after the driver's caps */
 	struct nvme_id_ctrl *id;
 	bool enabled; /* CC.EN was set by us */

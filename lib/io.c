@@ -204,9 +204,19 @@ int nvq_flush(struct nvq_queue *q, uint32_t nsid, unsigned int flags, nvq_cb cb,
 	rc = check_common(q, flags, cb);
 	if (rc)
 		return rc;
-	/* Flush also takes the broadcast nsid: every namespace. */
-	if (nsid != 0xffffffffu && !nvq_ctrl_ns(q->ctrl, nsid))
+	/*
+	 * Flush also takes the broadcast nsid (every namespace), unless
+	 * VWC.FB is 10b: then the device fails it (NVMe 2.0, Identify
+	 * Controller VWC).
+	 */
+	if (nsid == 0xffffffffu) {
+		if (((q->ctrl->id->vwc >> 1) & 3) == 2)
+			return nvq_err(
+				-ENOTSUP,
+				"the controller does not take Flush for all namespaces (VWC.FB 10b); flush each namespace");
+	} else if (!nvq_ctrl_ns(q->ctrl, nsid)) {
 		return nvq_err(-ENOENT, "namespace %u is not active", nsid);
+	}
 	cmd = nvq_queue_get_cmds(q, 1);
 	if (!cmd)
 		return -EAGAIN;

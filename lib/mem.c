@@ -21,12 +21,14 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "nvq/nvq.h"
 #include "internal.h"
 #include "mem.h"
 #include "transport.h"
@@ -358,6 +360,32 @@ static int bind_node(void *addr, size_t len, int node)
 	return 0;
 }
 
+/*
+ * Map [@va, +@len) through the transport. On failure the transport's own
+ * message (RLIMIT_MEMLOCK, IOMMU space, ...) is what a user can act on:
+ * keep it after @what's context instead of a bare strerror().
+ */
+static int map_for_device(struct nvq_mem *mem, void *va, size_t len,
+			  uint64_t *iova, const char *what, void *user_va,
+			  size_t user_len)
+{
+	char prev[512], why[384];
+	int err;
+
+	/* Success leaves this thread's message as it was. */
+	snprintf(prev, sizeof(prev), "%s", nvq_errmsg());
+	nvq_err_clear();
+	err = mem->t->ops->dma_map(mem->t, va, len, iova);
+	if (!err) {
+		nvq_err(0, "%s", prev);
+		return 0;
+	}
+	snprintf(why, sizeof(why), "%s",
+		 nvq_errmsg()[0] ? nvq_errmsg() : strerror(-err));
+	return nvq_err(err, "%s: mapping [%p, +%zu) for the device failed: %s",
+		       what, user_va, user_len, why);
+}
+
 void *nvq_mem_alloc(struct nvq_mem *mem, size_t len, int node, uint64_t *iova)
 {
 	struct region r = { .kind = REGION_ALLOC };
@@ -409,14 +437,9 @@ void *nvq_mem_alloc(struct nvq_mem *mem, size_t len, int node, uint64_t *iova)
 	r.map_len = plen;
 	r.start = (uintptr_t)p;
 	r.end = r.start + plen;
-	err = mem->t->ops->dma_map(mem->t, p, plen, &r.iova);
-	if (err) {
-		nvq_err(err,
-			"nvq_mem_alloc: mapping %zu bytes for the device "
-			"failed: %s",
-			plen, strerror(-err));
+	err = map_for_device(mem, p, plen, &r.iova, "nvq_mem_alloc", p, len);
+	if (err)
 		goto err_unmap;
-	}
 
 	pthread_mutex_lock(&mem->lock);
 	err = table_slot(mem, &r, "nvq_mem_alloc", &pos);
@@ -472,14 +495,10 @@ int nvq_mem_register(struct nvq_mem *mem, void *vaddr, size_t len)
 	err = table_slot(mem, &r, "nvq_mem_register", &pos);
 	if (err)
 		goto out;
-	err = mem->t->ops->dma_map(mem->t, r.map_va, r.map_len, &r.iova);
-	if (err) {
-		nvq_err(err,
-			"nvq_mem_register: mapping [%p, +%zu) for the device "
-			"failed: %s",
-			vaddr, len, strerror(-err));
+	err = map_for_device(mem, r.map_va, r.map_len, &r.iova,
+			     "nvq_mem_register", vaddr, len);
+	if (err)
 		goto out;
-	}
 	r.iova += v - page_floor(v);
 	err = table_insert(mem, &r, pos, "nvq_mem_register");
 	if (err)

@@ -410,13 +410,13 @@ int nvq_queue_reap(struct nvq_queue *q, unsigned int max)
 
 	for (;;) {
 		unsigned int n = 0, seen = 0, bad = 0, i;
-		uint32_t pos;
-		uint16_t head, phase;
+		/* 32 bits: a 65536-entry CQ wraps at head 65536. */
+		uint32_t pos, head, phase;
 
 		cq_lock(q);
 		pos = __atomic_load_n(&q->cq_pos, __ATOMIC_RELAXED);
-		head = (uint16_t)pos;
-		phase = (uint16_t)(pos >> 16);
+		head = pos & 0xffff;
+		phase = pos >> 16;
 		while (seen < REAP_BATCH && n < budget) {
 			struct nvme_cqe *cqe = &q->cq[head];
 			uint16_t st =
@@ -442,10 +442,9 @@ int nvq_queue_reap(struct nvq_queue *q, unsigned int max)
 			}
 		}
 		if (seen) {
-			__atomic_store_n(&q->cq_pos,
-					 head | (uint32_t)phase << 16,
+			__atomic_store_n(&q->cq_pos, head | phase << 16,
 					 __ATOMIC_RELAXED);
-			ring_cq(q, head);
+			ring_cq(q, (uint16_t)head);
 			WRITE_ONCE(q->stat_completed, q->stat_completed + n);
 			if (unlikely(bad))
 				WRITE_ONCE(q->stat_bad, q->stat_bad + bad);
