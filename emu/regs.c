@@ -140,9 +140,15 @@ static void enable(struct nvq_emu *c, uint32_t cc)
 	c->enabled = true;
 	c->cc = cc;
 	/*
-	 * IOSQES/IOCQES are not checked here: a host may set them after the
-	 * enable; Create I/O SQ/CQ rejects a queue made without them.
+	 * IOSQES/IOCQES: the specification lets a host leave them 0 at the
+	 * enable and set them before creating I/O queues (Create I/O SQ/CQ
+	 * then checks them). A value that is set but not 6/4 - the only sizes
+	 * this controller supports (SQES/CQES 66h/44h) - is a configuration
+	 * error at the enable: CSTS.CFS, never a silent acceptance.
 	 */
+	if ((NVME_CC_IOSQES(cc) && NVME_CC_IOSQES(cc) != NVME_SQES_LOG2) ||
+	    (NVME_CC_IOCQES(cc) && NVME_CC_IOCQES(cc) != NVME_CQES_LOG2))
+		goto fatal;
 	if ((cc & NVME_CC_CSS_MASK) != NVME_CC_CSS_NVM ||
 	    (cc & NVME_CC_AMS_MASK) != NVME_CC_AMS_RR || mps > EMU_MPSMAX ||
 	    asqs < NVME_AQ_MIN_ENTRIES || acqs < NVME_AQ_MIN_ENTRIES)

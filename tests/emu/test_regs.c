@@ -78,6 +78,16 @@ static void invalid_enables(void)
 	expect_cfs(h, 32, cc | 1u << NVME_CC_CSS_SHIFT, "CSS 1");
 	expect_cfs(h, 32, cc | 1u << NVME_CC_AMS_SHIFT, "AMS WRR");
 	expect_cfs(h, 1, cc, "1-entry admin queues");
+	/* Entry sizes that are set but not 64/16 bytes (0 = not yet set). */
+	expect_cfs(h, 32,
+		   (cc & ~NVME_CC_IOSQES_MASK) | 7u << NVME_CC_IOSQES_SHIFT,
+		   "IOSQES 7");
+	expect_cfs(h, 32,
+		   (cc & ~NVME_CC_IOSQES_MASK) | 5u << NVME_CC_IOSQES_SHIFT,
+		   "IOSQES 5");
+	expect_cfs(h, 32,
+		   (cc & ~NVME_CC_IOCQES_MASK) | 5u << NVME_CC_IOCQES_SHIFT,
+		   "IOCQES 5");
 
 	/* Misaligned and unregistered admin queue bases. */
 	h->aq.sq_iova = good_asq + 64;
