@@ -432,26 +432,8 @@ static int set_exclusive(const struct option_def *d, struct perf_opts *o,
 
 int perf_parse_cpu_lat(const char *s, int *us)
 {
-	uint64_t v;
-
-	if (!s)
-		return -EINVAL;
-	if (!strcmp(s, "off") || !strcmp(s, "-1")) {
-		*us = NVQ_QOS_OFF;
-		return 0;
-	}
-	if (!strcmp(s, "auto")) {
-		*us = NVQ_QOS_AUTO;
-		return 0;
-	}
-	if (!strcmp(s, "n/a")) {
-		*us = 0;
-		return 0;
-	}
-	if (perf_parse_uint(s, 0, NVQ_QOS_LIMIT_MAX, &v))
-		return -EINVAL;
-	*us = (int)v;
-	return 0;
+	/* The library's parser: one grammar for every tool and the API. */
+	return nvq_qos_parse_limit(s, us) ? -EINVAL : 0;
 }
 
 const char *perf_cpu_lat_name(int us, char *buf, size_t len)
