@@ -230,28 +230,34 @@ int nvq_flush(struct nvq_queue *q, uint32_t nsid, unsigned int flags, nvq_cb cb,
 int nvq_write_zeroes(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 		     uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg)
 {
+	const struct nvq_ns *ns = nvq_ctrl_ns(q->ctrl, nsid);
 	struct nvq_cmd *lead, *cmd;
-	uint32_t n, done = 0;
+	uint32_t n, per, done = 0;
 	int rc;
 
 	rc = check_common(q, flags, cb);
 	if (rc)
 		return rc;
-	rc = check_range(nvq_ctrl_ns(q->ctrl, nsid), nsid, slba, nlb);
+	rc = check_range(ns, nsid, slba, nlb);
 	if (rc)
 		return rc;
 	if (!(q->ctrl->id->oncs & NVME_CTRL_ONCS_WRITE_ZEROES))
 		return nvq_err(-ENOTSUP,
 			       "the controller does not support Write Zeroes");
-	/* No data moves, so only the 16-bit NLB field limits a command. */
-	n = nr_cmds(nlb, 65536);
+	/*
+	 * No data moves, but a controller may still limit Write Zeroes (WZSL
+	 * in the NVM command set's Identify Controller, which older devices
+	 * lack): like Linux, send MDTS-sized commands at most.
+	 */
+	per = ns->max_blocks;
+	n = nr_cmds(nlb, per);
 	if (n > q->nr_tags)
 		return too_big(q, n);
 	lead = nvq_queue_get_cmds(q, n);
 	if (!lead)
 		return -EAGAIN;
 	for (cmd = lead; cmd; cmd = cmd->next) {
-		uint32_t k = MIN(65536u, nlb - done);
+		uint32_t k = MIN(per, nlb - done);
 
 		sqe_init(cmd, nvme_cmd_write_zeroes, nsid);
 		cmd->sqe.cdw10 = (uint32_t)(slba + done);

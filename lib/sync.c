@@ -220,12 +220,24 @@ int nvq_write_zeroes_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
 			  uint32_t nlb, uint16_t *status)
 {
 	struct nvq_queue *q = sync_queue(ctrl);
+	const struct nvq_ns *ns;
+	uint64_t chunk, done;
+	int rc = 0;
 
 	if (status)
 		*status = 0;
 	if (!q)
 		return -ENODEV;
-	return run_one(q, OP_ZEROES, nsid, NULL, slba, nlb, status);
+	ns = nvq_ctrl_ns(ctrl, nsid);
+	if (!ns || !nlb || slba >= ns->nlba || nlb > ns->nlba - slba)
+		/* nvq_write_zeroes() words the error. */
+		return run_one(q, OP_ZEROES, nsid, NULL, slba, nlb, status);
+	/* Commands are MDTS-sized (io.c): a queue's worth per request. */
+	chunk = (uint64_t)ns->max_blocks * MIN(q->nr_tags, SYNC_CMDS);
+	for (done = 0; done < nlb && !rc; done += chunk)
+		rc = run_one(q, OP_ZEROES, nsid, NULL, slba + done,
+			     (uint32_t)MIN(chunk, nlb - done), status);
+	return rc;
 }
 
 int nvq_deallocate_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,

@@ -95,7 +95,8 @@ static void run(const char *uri, unsigned int rounds)
 				CHECK_OK(nvq_write_zeroes(q, 1, slba, nlb,
 							  flags, count_cb,
 							  &cnt));
-				cmds += (nlb + 65535) / 65536;
+				/* MDTS-sized commands, as for data. */
+				cmds += (nlb + maxb - 1) / maxb;
 				memset(model + slba * lbsz, 0,
 				       (size_t)nlb * lbsz);
 			} else if (kind == 1) {
