@@ -139,6 +139,15 @@ static int fail(const char *fmt, ...)
 	return EXIT_FAIL;
 }
 
+/* Exit status for a command whose output is complete on stdout. */
+static int flush_stdout(void)
+{
+	if (fflush(stdout))
+		return fail("cannot write to standard output: %s",
+			    strerror(errno));
+	return EXIT_OK;
+}
+
 /* Why a library call failed: its own message, else the errno text. */
 static const char *lib_msg(int err)
 {
@@ -868,10 +877,7 @@ static int show_id_ctrl(const struct nvme_id_ctrl *id, enum out_fmt fmt)
 			print_field(base, &id_ctrl_fields[i], 10);
 		for (unsigned int i = 0; i <= npss; i++)
 			print_psd(i, &id->psd[i]);
-		return fflush(stdout) ? fail("cannot write to standard "
-					     "output: %s",
-					     strerror(errno)) :
-					EXIT_OK;
+		return flush_stdout();
 	}
 
 	json_init(&w, stdout, true);
@@ -923,10 +929,7 @@ static int show_id_ns(uint32_t nsid, const struct nvme_id_ns *id,
 			       id->lbaf[i].ms, id->lbaf[i].ds,
 			       id->lbaf[i].rp & 0x3,
 			       i == in_use ? "(in use)" : "");
-		return fflush(stdout) ? fail("cannot write to standard "
-					     "output: %s",
-					     strerror(errno)) :
-					EXIT_OK;
+		return flush_stdout();
 	}
 
 	json_init(&w, stdout, true);
