@@ -21,29 +21,11 @@
 static char orig[32];
 static size_t orig_len;
 
-static int read_text(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -EIO;
-	buf[n] = '\0';
-	if (n && buf[n - 1] == '\n')
-		buf[n - 1] = '\0';
-	return 0;
-}
-
 static const char *cpu0_value(void)
 {
 	static char buf[32];
 
-	CHECK_INT(read_text(CPU0, buf, sizeof(buf)), 0);
+	CHECK(nvq_qos_read_text(CPU0, buf, sizeof(buf)) >= 0);
 	return buf;
 }
 
@@ -183,7 +165,7 @@ int main(void)
 		printf("SKIP: needs root to write %s\n", CPU0);
 		return TEST_SKIP;
 	}
-	if (read_text(CPU0, orig, sizeof(orig))) {
+	if (nvq_qos_read_text(CPU0, orig, sizeof(orig)) < 0) {
 		printf("SKIP: %s not present\n", CPU0);
 		return TEST_SKIP;
 	}

@@ -25,28 +25,11 @@ static char orig[MAX_CPUS][32];
 static size_t orig_len[MAX_CPUS];
 static pid_t child;
 
-static int read_text(const char *p, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd = open(p, O_RDONLY);
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -EIO;
-	buf[n] = '\0';
-	if (n && buf[n - 1] == '\n')
-		buf[n - 1] = '\0';
-	return 0;
-}
-
 static const char *value(int cpu)
 {
 	static char buf[32];
 
-	CHECK_INT(read_text(path[cpu], buf, sizeof(buf)), 0);
+	CHECK(nvq_qos_read_text(path[cpu], buf, sizeof(buf)) >= 0);
 	return buf;
 }
 
@@ -121,7 +104,8 @@ int main(void)
 	ncpus = wire_ncpus() < MAX_CPUS ? wire_ncpus() : MAX_CPUS;
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		snprintf(path[cpu], sizeof(path[cpu]), FILE_FMT, cpu);
-		if (read_text(path[cpu], orig[cpu], sizeof(orig[cpu]))) {
+		if (nvq_qos_read_text(path[cpu], orig[cpu], sizeof(orig[cpu])) <
+		    0) {
 			printf("SKIP: %s not present\n", path[cpu]);
 			return TEST_SKIP;
 		}
