@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-cost: %s: %s\n", uri, nvq_errmsg());
 		return 1;
 	}
-	q = nvq_queue_get(c, 0);
+	q = nvq_ctrl_queue(c, 0);
 	buf = nvq_dma_alloc(c, QD * BS, -1);
 	if (!q || !buf) {
 		fprintf(stderr, "bench-cost: %s\n", nvq_errmsg());

@@ -65,9 +65,9 @@ int main(int argc, char **argv)
 	uint32_t depth = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 256;
 	uint32_t tags = depth - 1;
 	size_t sq =
-		ALIGN_UP((size_t)depth * NVME_SQE_SIZE, (size_t)NVQ_PAGE_SIZE);
+		ALIGN_UP((size_t)depth * NVQ_SQE_SIZE, (size_t)NVQ_PAGE_SIZE);
 	size_t cq =
-		ALIGN_UP((size_t)depth * NVME_CQE_SIZE, (size_t)NVQ_PAGE_SIZE);
+		ALIGN_UP((size_t)depth * NVQ_CQE_SIZE, (size_t)NVQ_PAGE_SIZE);
 	size_t qs = ALIGN_UP(sizeof(struct nvq_queue), (size_t)NVQ_CACHELINE);
 	size_t cmds = (size_t)tags * sizeof(struct nvq_cmd);
 	size_t links = (size_t)tags * sizeof(uint32_t);
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 		sizeof(struct emu_sq) + sizeof(struct emu_cq) +
 		(size_t)depth *
 			(sizeof(struct emu_cmd) + sizeof(uint16_t) +
-			 sizeof(struct emu_cmd *) + sizeof(struct nvme_cqe));
+			 sizeof(struct emu_cmd *) + sizeof(struct nvq_cqe));
 	struct nvq_queue_params p = { 0 };
 	struct nvq_transport *t;
 	struct nvq_queue *q;
@@ -92,9 +92,9 @@ int main(int argc, char **argv)
 	}
 	printf("one I/O queue pair, depth %u (%u command ids)\n", depth, tags);
 	printf("  SQ ring       %8zu  %u x %u B, page rounded\n", sq, depth,
-	       NVME_SQE_SIZE);
+	       NVQ_SQE_SIZE);
 	printf("  CQ ring       %8zu  %u x %u B, page rounded\n", cq, depth,
-	       NVME_CQE_SIZE);
+	       NVQ_CQE_SIZE);
 	printf("  queue struct  %8zu  struct nvq_queue (both halves, tags)\n",
 	       qs);
 	printf("  cmd contexts  %8zu  %u x %zu B struct nvq_cmd (SQE, "
@@ -115,8 +115,8 @@ int main(int argc, char **argv)
 	/* The queue's heap part, as nvq_queue_create() allocates it. */
 	p.depth = depth;
 	p.qid = 1;
-	p.sq = calloc(depth, NVME_SQE_SIZE);
-	p.cq = calloc(depth, NVME_CQE_SIZE);
+	p.sq = calloc(depth, NVQ_SQE_SIZE);
+	p.cq = calloc(depth, NVQ_CQE_SIZE);
 	if (!p.sq || !p.cq)
 		return 1;
 	m0 = mallinfo2();
@@ -155,9 +155,9 @@ int main(int argc, char **argv)
 	 */
 	for (i = 0; i < TRIES; i++) {
 		r0 = resident_pages();
-		ring_sq[i] = nvq_mem_alloc(mem, (size_t)depth * NVME_SQE_SIZE,
+		ring_sq[i] = nvq_mem_alloc(mem, (size_t)depth * NVQ_SQE_SIZE,
 					   -1, NULL);
-		ring_cq[i] = nvq_mem_alloc(mem, (size_t)depth * NVME_CQE_SIZE,
+		ring_cq[i] = nvq_mem_alloc(mem, (size_t)depth * NVQ_CQE_SIZE,
 					   -1, NULL);
 		r1 = resident_pages();
 		if (!ring_sq[i] || !ring_cq[i] || r0 < 0 || r1 < 0)

@@ -11,7 +11,7 @@
 
 #include "ctrl.h"
 
-#define ST_INVALID_FIELD EMU_ST_GEN(NVME_SC_INVALID_FIELD)
+#define ST_INVALID_FIELD EMU_ST_GEN(NVQ_SC_INVALID_FIELD)
 
 static void pad(char *dst, size_t n, const char *src)
 {
@@ -35,86 +35,86 @@ static uint32_t granted_cqs(const struct nvq_emu *c)
 /* CC as the host last wrote it: IOSQES/IOCQES may be set after the enable. */
 static uint32_t cur_cc(struct nvq_emu *c)
 {
-	return __atomic_load_n(&c->regs[NVME_REG_CC / 4], __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&c->regs[NVQ_REG_CC / 4], __ATOMIC_ACQUIRE);
 }
 
 static uint16_t create_cq(struct nvq_emu *c, struct emu_req *req)
 {
-	const struct nvme_sqe *sqe = req->sqe;
+	const struct nvq_sqe *sqe = req->sqe;
 	uint16_t qid = sqe->cdw10 & 0xffff;
 	uint32_t qsize = sqe->cdw10 >> 16;
-	bool pc = sqe->cdw11 & NVME_QUEUE_PHYS_CONTIG;
-	bool ien = sqe->cdw11 & NVME_CQ_IRQ_ENABLED;
-	uint16_t iv = (uint16_t)(sqe->cdw11 >> NVME_CQ_IV_SHIFT);
+	bool pc = sqe->cdw11 & NVQ_QUEUE_PHYS_CONTIG;
+	bool ien = sqe->cdw11 & NVQ_CQ_IRQ_ENABLED;
+	uint16_t iv = (uint16_t)(sqe->cdw11 >> NVQ_CQ_IV_SHIFT);
 	int ret;
 
-	req->err_loc = 40;
+	req->err_loc = NVQ_ERR_LOC(cdw10);
 	if (!qid || qid > granted_cqs(c) || c->cqs[qid])
-		return EMU_ST_CMD(NVME_SC_QID_INVALID);
-	req->err_loc = 42;
+		return EMU_ST_CMD(NVQ_SC_QID_INVALID);
+	req->err_loc = NVQ_ERR_LOC(cdw10) + 2;
 	if (!qsize || qsize > c->p.mqes)
-		return EMU_ST_CMD(NVME_SC_QUEUE_SIZE);
+		return EMU_ST_CMD(NVQ_SC_QUEUE_SIZE);
 	/* NVMe 2.0 3.1.3.5: a queue made before CC.IOCQES is set. */
-	if (NVME_CC_IOCQES(cur_cc(c)) != NVME_CQES_LOG2) {
-		req->err_loc = 0xffff;
-		return EMU_ST_CMD(NVME_SC_QUEUE_SIZE);
+	if (NVQ_CC_IOCQES(cur_cc(c)) != NVQ_CQES_LOG2) {
+		req->err_loc = NVQ_ERR_LOC_NONE;
+		return EMU_ST_CMD(NVQ_SC_QUEUE_SIZE);
 	}
-	req->err_loc = 44;
+	req->err_loc = NVQ_ERR_LOC(cdw11);
 	if (!pc && c->p.cqr)
 		return ST_INVALID_FIELD;
 	if (sqe->cdw11 & 0xfffc)
 		return ST_INVALID_FIELD; /* reserved bits */
-	req->err_loc = 46;
+	req->err_loc = NVQ_ERR_LOC(cdw11) + 2;
 	if (iv >= c->nr_vec)
-		return EMU_ST_CMD(NVME_SC_INVALID_VECTOR);
-	req->err_loc = 24;
+		return EMU_ST_CMD(NVQ_SC_INVALID_VECTOR);
+	req->err_loc = NVQ_ERR_LOC(prp1);
 	if (!sqe->prp1 || sqe->prp1 & (c->page_size - 1))
 		return ST_INVALID_FIELD;
 	ret = emu_cq_create(c, qid, sqe->prp1, qsize + 1, iv, ien, pc);
 	if (ret == -EFAULT)
-		return EMU_ST_GEN(NVME_SC_DATA_XFER_ERROR);
+		return EMU_ST_GEN(NVQ_SC_DATA_XFER_ERROR);
 	if (ret)
-		return EMU_ST_GEN(NVME_SC_INTERNAL);
+		return EMU_ST_GEN(NVQ_SC_INTERNAL);
 	return 0;
 }
 
 static uint16_t create_sq(struct nvq_emu *c, struct emu_req *req)
 {
-	const struct nvme_sqe *sqe = req->sqe;
+	const struct nvq_sqe *sqe = req->sqe;
 	uint16_t qid = sqe->cdw10 & 0xffff;
 	uint32_t qsize = sqe->cdw10 >> 16;
-	bool pc = sqe->cdw11 & NVME_QUEUE_PHYS_CONTIG;
-	uint16_t prio = (sqe->cdw11 >> NVME_SQ_PRIO_SHIFT) & 3;
-	uint16_t cqid = (uint16_t)(sqe->cdw11 >> NVME_SQ_CQID_SHIFT);
+	bool pc = sqe->cdw11 & NVQ_QUEUE_PHYS_CONTIG;
+	uint16_t prio = (sqe->cdw11 >> NVQ_SQ_PRIO_SHIFT) & 3;
+	uint16_t cqid = (uint16_t)(sqe->cdw11 >> NVQ_SQ_CQID_SHIFT);
 	int ret;
 
-	req->err_loc = 40;
+	req->err_loc = NVQ_ERR_LOC(cdw10);
 	if (!qid || qid > granted_sqs(c) || c->sqs[qid])
-		return EMU_ST_CMD(NVME_SC_QID_INVALID);
-	req->err_loc = 46;
+		return EMU_ST_CMD(NVQ_SC_QID_INVALID);
+	req->err_loc = NVQ_ERR_LOC(cdw11) + 2;
 	if (!cqid || cqid > c->p.qpairs || !c->cqs[cqid])
-		return EMU_ST_CMD(NVME_SC_CQ_INVALID);
-	req->err_loc = 42;
+		return EMU_ST_CMD(NVQ_SC_CQ_INVALID);
+	req->err_loc = NVQ_ERR_LOC(cdw10) + 2;
 	if (!qsize || qsize > c->p.mqes)
-		return EMU_ST_CMD(NVME_SC_QUEUE_SIZE);
-	if (NVME_CC_IOSQES(cur_cc(c)) != NVME_SQES_LOG2) {
-		req->err_loc = 0xffff;
-		return EMU_ST_CMD(NVME_SC_QUEUE_SIZE);
+		return EMU_ST_CMD(NVQ_SC_QUEUE_SIZE);
+	if (NVQ_CC_IOSQES(cur_cc(c)) != NVQ_SQES_LOG2) {
+		req->err_loc = NVQ_ERR_LOC_NONE;
+		return EMU_ST_CMD(NVQ_SC_QUEUE_SIZE);
 	}
-	req->err_loc = 44;
+	req->err_loc = NVQ_ERR_LOC(cdw11);
 	if (!pc && c->p.cqr)
 		return ST_INVALID_FIELD;
 	if (sqe->cdw11 & 0xfff8)
 		return ST_INVALID_FIELD; /* reserved bits */
-	req->err_loc = 24;
+	req->err_loc = NVQ_ERR_LOC(prp1);
 	if (!sqe->prp1 || sqe->prp1 & (c->page_size - 1))
 		return ST_INVALID_FIELD;
 	ret = emu_sq_create(c, qid, sqe->prp1, qsize + 1, c->cqs[cqid], prio,
 			    pc);
 	if (ret == -EFAULT)
-		return EMU_ST_GEN(NVME_SC_DATA_XFER_ERROR);
+		return EMU_ST_GEN(NVQ_SC_DATA_XFER_ERROR);
 	if (ret)
-		return EMU_ST_GEN(NVME_SC_INTERNAL);
+		return EMU_ST_GEN(NVQ_SC_INTERNAL);
 	return 0;
 }
 
@@ -122,9 +122,9 @@ static uint16_t delete_sq(struct nvq_emu *c, struct emu_req *req)
 {
 	uint16_t qid = req->sqe->cdw10 & 0xffff;
 
-	req->err_loc = 40;
+	req->err_loc = NVQ_ERR_LOC(cdw10);
 	if (!qid || qid > c->p.qpairs || !c->sqs[qid])
-		return EMU_ST_CMD(NVME_SC_QID_INVALID);
+		return EMU_ST_CMD(NVQ_SC_QID_INVALID);
 	emu_sq_delete(c, c->sqs[qid]);
 	return 0;
 }
@@ -133,16 +133,16 @@ static uint16_t delete_cq(struct nvq_emu *c, struct emu_req *req)
 {
 	uint16_t qid = req->sqe->cdw10 & 0xffff;
 
-	req->err_loc = 40;
+	req->err_loc = NVQ_ERR_LOC(cdw10);
 	if (!qid || qid > c->p.qpairs || !c->cqs[qid])
-		return EMU_ST_CMD(NVME_SC_QID_INVALID);
+		return EMU_ST_CMD(NVQ_SC_QID_INVALID);
 	if (c->cqs[qid]->nr_sqs)
-		return EMU_ST_CMD(NVME_SC_INVALID_QUEUE_DELETION);
+		return EMU_ST_CMD(NVQ_SC_INVALID_QUEUE_DELETION);
 	emu_cq_delete(c, c->cqs[qid]);
 	return 0;
 }
 
-static void fill_id_ctrl(struct nvq_emu *c, struct nvme_id_ctrl *id)
+static void fill_id_ctrl(struct nvq_emu *c, struct nvq_id_ctrl *id)
 {
 	uint64_t total = c->p.ns_size * c->p.nr_ns;
 
@@ -155,25 +155,25 @@ static void fill_id_ctrl(struct nvq_emu *c, struct nvme_id_ctrl *id)
 	id->rab = 6;
 	id->mdts = (uint8_t)c->p.mdts;
 	id->cntlid = 1;
-	id->ver = NVME_VS(2, 0, 0);
+	id->ver = NVQ_VS(2, 0, 0);
 	id->rtd3e = 1000000; /* us: a shutdown flushes the file backing */
 	id->cntrltype = 1; /* I/O controller */
-	id->oacs = c->p.dbbuf ? NVME_CTRL_OACS_DBBUF : 0;
+	id->oacs = c->p.dbbuf ? NVQ_CTRL_OACS_DBBUF : 0;
 	id->acl = EMU_ACL;
 	id->aerl = EMU_AERL;
 	id->frmw = 0x3; /* one slot, read-only */
-	id->lpa = NVME_CTRL_LPA_EXT_DATA;
+	id->lpa = NVQ_CTRL_LPA_EXT_DATA;
 	id->elpe = EMU_ERRLOG_ENTRIES - 1;
 	id->npss = 0;
 	id->wctemp = EMU_WCTEMP_K;
 	id->cctemp = EMU_CCTEMP_K;
-	nvme_u128_add(id->tnvmcap, total);
-	id->sqes = (NVME_SQES_LOG2 << 4) | NVME_SQES_LOG2;
-	id->cqes = (NVME_CQES_LOG2 << 4) | NVME_CQES_LOG2;
+	nvq_u128_add(id->tnvmcap, total);
+	id->sqes = (NVQ_SQES_LOG2 << 4) | NVQ_SQES_LOG2;
+	id->cqes = (NVQ_CQES_LOG2 << 4) | NVQ_CQES_LOG2;
 	id->nn = EMU_NN;
-	id->oncs = NVME_CTRL_ONCS_DSM | NVME_CTRL_ONCS_WRITE_ZEROES;
+	id->oncs = NVQ_CTRL_ONCS_DSM | NVQ_CTRL_ONCS_WRITE_ZEROES;
 	/* VWC bits 2:1 = 11b: Flush with NSID FFFFFFFFh is supported. */
-	id->vwc = (uint8_t)(0x6 | (c->p.vwc ? NVME_CTRL_VWC_PRESENT : 0));
+	id->vwc = (uint8_t)(0x6 | (c->p.vwc ? NVQ_CTRL_VWC_PRESENT : 0));
 	id->sgls = 0;
 	snprintf(id->subnqn, sizeof(id->subnqn), "nqn.2024-01.io.nvq:emu:%s",
 		 c->sn);
@@ -182,15 +182,15 @@ static void fill_id_ctrl(struct nvq_emu *c, struct nvme_id_ctrl *id)
 	id->psd[0].exit_lat = 10;
 }
 
-static void fill_id_ns(struct nvq_emu *c, uint32_t nsid, struct nvme_id_ns *id)
+static void fill_id_ns(struct nvq_emu *c, uint32_t nsid, struct nvq_id_ns *id)
 {
 	memset(id, 0, sizeof(*id));
 	id->nsze = id->ncap = id->nuse = c->ns_blocks;
 	id->nsfeat = 0;
 	id->nlbaf = 0;
 	id->flbas = 0;
-	id->dlfeat = NVME_NS_DLFEAT_READ_ZEROES | NVME_NS_DLFEAT_WZ_DEAC;
-	nvme_u128_add(id->nvmcap, c->p.ns_size);
+	id->dlfeat = NVQ_NS_DLFEAT_READ_ZEROES | NVQ_NS_DLFEAT_WZ_DEAC;
+	nvq_u128_add(id->nvmcap, c->p.ns_size);
 	id->lbaf[0].ds = (uint8_t)c->p.lbads;
 	memcpy(id->nguid, c->sn, 12);
 	memcpy(id->nguid + 12, &nsid, 4);
@@ -201,9 +201,9 @@ static void fill_id_ns(struct nvq_emu *c, uint32_t nsid, struct nvme_id_ns *id)
 /* Namespace descriptor list: NGUID and the command set (NVM). */
 static void fill_ns_descs(struct nvq_emu *c, uint32_t nsid, uint8_t *buf)
 {
-	struct nvme_id_ns tmp;
+	struct nvq_id_ns tmp;
 
-	memset(buf, 0, NVME_IDENTIFY_DATA_SIZE);
+	memset(buf, 0, NVQ_IDENTIFY_DATA_SIZE);
 	fill_id_ns(c, nsid, &tmp);
 	buf[0] = 2; /* NIDT: NGUID */
 	buf[1] = 16;
@@ -215,43 +215,43 @@ static void fill_ns_descs(struct nvq_emu *c, uint32_t nsid, uint8_t *buf)
 
 static uint16_t identify(struct nvq_emu *c, struct emu_req *req)
 {
-	const struct nvme_sqe *sqe = req->sqe;
+	const struct nvq_sqe *sqe = req->sqe;
 	uint8_t *buf = c->bounce;
 	uint32_t nsid = sqe->nsid, n = 0, id;
 
-	memset(buf, 0, NVME_IDENTIFY_DATA_SIZE);
+	memset(buf, 0, NVQ_IDENTIFY_DATA_SIZE);
 	switch (sqe->cdw10 & 0xff) {
-	case NVME_ID_CNS_NS:
-		req->err_loc = 4;
+	case NVQ_ID_CNS_NS:
+		req->err_loc = NVQ_ERR_LOC(nsid);
 		if (!nsid || nsid > EMU_NN)
-			return EMU_ST_GEN(NVME_SC_INVALID_NS);
+			return EMU_ST_GEN(NVQ_SC_INVALID_NS);
 		/* Valid but inactive: all zeroes. */
 		if (nsid <= c->p.nr_ns)
-			fill_id_ns(c, nsid, (struct nvme_id_ns *)buf);
+			fill_id_ns(c, nsid, (struct nvq_id_ns *)buf);
 		break;
-	case NVME_ID_CNS_CTRL:
-		fill_id_ctrl(c, (struct nvme_id_ctrl *)buf);
+	case NVQ_ID_CNS_CTRL:
+		fill_id_ctrl(c, (struct nvq_id_ctrl *)buf);
 		break;
-	case NVME_ID_CNS_NS_ACTIVE_LIST:
-		req->err_loc = 4;
+	case NVQ_ID_CNS_NS_ACTIVE_LIST:
+		req->err_loc = NVQ_ERR_LOC(nsid);
 		if (nsid >= 0xfffffffe)
-			return EMU_ST_GEN(NVME_SC_INVALID_NS);
+			return EMU_ST_GEN(NVQ_SC_INVALID_NS);
 		for (id = nsid + 1; id <= c->p.nr_ns && n < 1024; id++)
 			((uint32_t *)buf)[n++] = id;
 		break;
-	case NVME_ID_CNS_NS_DESC_LIST:
-		req->err_loc = 4;
+	case NVQ_ID_CNS_NS_DESC_LIST:
+		req->err_loc = NVQ_ERR_LOC(nsid);
 		if (!nsid || nsid > EMU_NN)
-			return EMU_ST_GEN(NVME_SC_INVALID_NS);
+			return EMU_ST_GEN(NVQ_SC_INVALID_NS);
 		if (nsid > c->p.nr_ns)
 			return ST_INVALID_FIELD;
 		fill_ns_descs(c, nsid, buf);
 		break;
 	default:
-		req->err_loc = 40;
+		req->err_loc = NVQ_ERR_LOC(cdw10);
 		return ST_INVALID_FIELD;
 	}
-	return emu_dma_to_host(c, sqe, buf, NVME_IDENTIFY_DATA_SIZE);
+	return emu_dma_to_host(c, sqe, buf, NVQ_IDENTIFY_DATA_SIZE);
 }
 
 static uint16_t abort_cmd(struct nvq_emu *c, struct emu_req *req)
@@ -261,7 +261,7 @@ static uint16_t abort_cmd(struct nvq_emu *c, struct emu_req *req)
 	struct emu_sq *sq;
 	uint32_t i;
 
-	req->dw0 = NVME_ABORT_NOT_ABORTED;
+	req->dw0 = NVQ_ABORT_NOT_ABORTED;
 	if (sqid > c->p.qpairs || !(sq = c->sqs[sqid]))
 		return 0;
 	if (!sqid) {
@@ -272,8 +272,8 @@ static uint16_t abort_cmd(struct nvq_emu *c, struct emu_req *req)
 				(c->nr_aer - i - 1) * sizeof(c->aer_cids[0]));
 			c->nr_aer--;
 			emu_complete(c, sq, cid,
-				     NVME_STATUS_MAKE(NVME_SCT_GENERIC,
-						      NVME_SC_ABORT_REQ),
+				     NVQ_STATUS_MAKE(NVQ_SCT_GENERIC,
+						     NVQ_SC_ABORT_REQ),
 				     0, NULL);
 			req->dw0 = 0;
 			return 0;
@@ -290,8 +290,7 @@ static uint16_t abort_cmd(struct nvq_emu *c, struct emu_req *req)
 		cmd->heap_idx = UINT32_MAX;
 		sq->free_slots[sq->nr_free++] = cmd->slot;
 		emu_complete(c, sq, cid,
-			     NVME_STATUS_MAKE(NVME_SCT_GENERIC,
-					      NVME_SC_ABORT_REQ),
+			     NVQ_STATUS_MAKE(NVQ_SCT_GENERIC, NVQ_SC_ABORT_REQ),
 			     0, NULL);
 		req->dw0 = 0;
 		return 0;
@@ -302,7 +301,7 @@ static uint16_t abort_cmd(struct nvq_emu *c, struct emu_req *req)
 static uint16_t async_event(struct nvq_emu *c, struct emu_req *req)
 {
 	if (c->nr_aer > EMU_AERL)
-		return EMU_ST_CMD(NVME_SC_AER_LIMIT);
+		return EMU_ST_CMD(NVQ_SC_AER_LIMIT);
 	c->aer_cids[c->nr_aer++] = req->sqe->cid;
 	req->held = true;
 	emu_aer_deliver(c);
@@ -311,14 +310,14 @@ static uint16_t async_event(struct nvq_emu *c, struct emu_req *req)
 
 static uint16_t dbbuf_config(struct nvq_emu *c, struct emu_req *req)
 {
-	const struct nvme_sqe *sqe = req->sqe;
+	const struct nvq_sqe *sqe = req->sqe;
 	uint64_t mask = c->page_size - 1;
 	uint32_t *dbs, *eis;
 
-	req->err_loc = 24;
+	req->err_loc = NVQ_ERR_LOC(prp1);
 	if (!sqe->prp1 || sqe->prp1 & mask)
 		return ST_INVALID_FIELD;
-	req->err_loc = 32;
+	req->err_loc = NVQ_ERR_LOC(prp2);
 	if (!sqe->prp2 || sqe->prp2 & mask)
 		return ST_INVALID_FIELD;
 	dbs = emu_iommu_range(&c->iommu, sqe->prp1, c->page_size);
@@ -345,33 +344,33 @@ void emu_admin_reset(struct nvq_emu *c)
 uint16_t emu_admin_exec(struct nvq_emu *c, struct emu_req *req)
 {
 	switch (req->sqe->opcode) {
-	case nvme_admin_delete_sq:
+	case nvq_admin_delete_sq:
 		return delete_sq(c, req);
-	case nvme_admin_create_sq:
+	case nvq_admin_create_sq:
 		return create_sq(c, req);
-	case nvme_admin_get_log_page:
+	case nvq_admin_get_log_page:
 		return emu_get_log_page(c, req);
-	case nvme_admin_delete_cq:
+	case nvq_admin_delete_cq:
 		return delete_cq(c, req);
-	case nvme_admin_create_cq:
+	case nvq_admin_create_cq:
 		return create_cq(c, req);
-	case nvme_admin_identify:
+	case nvq_admin_identify:
 		return identify(c, req);
-	case nvme_admin_abort_cmd:
+	case nvq_admin_abort_cmd:
 		return abort_cmd(c, req);
-	case nvme_admin_set_features:
+	case nvq_admin_set_features:
 		return emu_set_features(c, req);
-	case nvme_admin_get_features:
+	case nvq_admin_get_features:
 		return emu_get_features(c, req);
-	case nvme_admin_async_event:
+	case nvq_admin_async_event:
 		return async_event(c, req);
-	case nvme_admin_dbbuf:
+	case nvq_admin_dbbuf:
 		if (c->p.dbbuf)
 			return dbbuf_config(c, req);
 		break;
 	default:
 		break;
 	}
-	req->err_loc = 0;
-	return EMU_ST_GEN(NVME_SC_INVALID_OPCODE);
+	req->err_loc = NVQ_ERR_LOC(opcode);
+	return EMU_ST_GEN(NVQ_SC_INVALID_OPCODE);
 }

@@ -37,9 +37,9 @@
 
 /* Status with DNR: a retry cannot succeed. */
 #define EMU_ST(sct, sc) \
-	((uint16_t)(NVME_STATUS_MAKE(sct, sc) | NVME_STATUS_DNR_BIT))
-#define EMU_ST_GEN(sc) EMU_ST(NVME_SCT_GENERIC, sc)
-#define EMU_ST_CMD(sc) EMU_ST(NVME_SCT_CMD_SPECIFIC, sc)
+	((uint16_t)(NVQ_STATUS_MAKE(sct, sc) | NVQ_STATUS_DNR_BIT))
+#define EMU_ST_GEN(sc) EMU_ST(NVQ_SCT_GENERIC, sc)
+#define EMU_ST_CMD(sc) EMU_ST(NVQ_SCT_CMD_SPECIFIC, sc)
 
 /* Record a message for the calling thread; returns @err. */
 int emu_err(int err, const char *fmt, ...)
@@ -158,7 +158,7 @@ struct emu_sq;
 
 /* A fetched command waiting for its completion time. */
 struct emu_cmd {
-	struct nvme_sqe sqe;
+	struct nvq_sqe sqe;
 	uint64_t due;
 	struct emu_sq *sq;
 	uint32_t heap_idx;
@@ -167,7 +167,7 @@ struct emu_cmd {
 
 /* Execution context of one command. */
 struct emu_req {
-	const struct nvme_sqe *sqe;
+	const struct nvq_sqe *sqe;
 	struct emu_sq *sq;
 	uint32_t dw0;
 	uint16_t err_loc; /* error log: byte offset in SQE | bit << 8 */
@@ -176,7 +176,7 @@ struct emu_req {
 };
 
 struct emu_cq {
-	struct nvme_cqe *ring; /* host memory */
+	struct nvq_cqe *ring; /* host memory */
 	uint64_t iova;
 	uint32_t size;
 	uint16_t qid;
@@ -191,7 +191,7 @@ struct emu_cq {
 	bool bad_db;
 	uint32_t bad_val;
 	/* Completions held while the CQ is full, in order. */
-	struct nvme_cqe *ovf;
+	struct nvq_cqe *ovf;
 	uint32_t ovf_cap, ovf_head, ovf_cnt;
 	/* Interrupts: CQEs posted since the last signal. */
 	uint32_t irq_cnt;
@@ -200,7 +200,7 @@ struct emu_cq {
 };
 
 struct emu_sq {
-	struct nvme_sqe *ring; /* host memory */
+	struct nvq_sqe *ring; /* host memory */
 	uint64_t iova;
 	uint32_t size;
 	uint16_t qid;
@@ -301,7 +301,7 @@ struct nvq_emu {
 	uint8_t aer_mask; /* types masked until their log page is read */
 
 	struct emu_features feat;
-	struct nvme_error_log errlog[EMU_ERRLOG_ENTRIES];
+	struct nvq_error_log errlog[EMU_ERRLOG_ENTRIES];
 	uint64_t err_count;
 	struct emu_smart smart;
 
@@ -361,7 +361,7 @@ void emu_set_csts(struct nvq_emu *c, uint32_t set, uint32_t clear);
 /* Device thread: controller fatal status; queues stop until a reset. */
 void emu_fatal(struct nvq_emu *c, const char *why);
 /* Execute @sqe fetched from @sq and post its completion (unless held). */
-void emu_exec(struct nvq_emu *c, struct emu_sq *sq, const struct nvme_sqe *sqe);
+void emu_exec(struct nvq_emu *c, struct emu_sq *sq, const struct nvq_sqe *sqe);
 
 /* ---- regs.c ---- */
 
@@ -429,9 +429,9 @@ void emu_admin_reset(struct nvq_emu *c);
 uint16_t emu_prp_map(struct nvq_emu *c, uint64_t prp1, uint64_t prp2,
 		     uint64_t len, uint32_t *nseg);
 /* Copy @len bytes to / from the host buffer that @sqe's PRPs describe. */
-uint16_t emu_dma_to_host(struct nvq_emu *c, const struct nvme_sqe *sqe,
+uint16_t emu_dma_to_host(struct nvq_emu *c, const struct nvq_sqe *sqe,
 			 const void *src, uint64_t len);
-uint16_t emu_dma_from_host(struct nvq_emu *c, const struct nvme_sqe *sqe,
+uint16_t emu_dma_from_host(struct nvq_emu *c, const struct nvq_sqe *sqe,
 			   void *dst, uint64_t len);
 
 /* ---- timer.c: min-heap of commands by due time ---- */

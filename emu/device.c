@@ -78,12 +78,12 @@ void emu_kick(struct nvq_emu *c)
 
 void nvq_emu_db_write(struct nvq_emu *c, uint32_t off, uint32_t val)
 {
-	uint32_t rel = off - NVME_REG_DBS, idx;
+	uint32_t rel = off - NVQ_REG_DBS, idx;
 
 	idx = rel >> (2 + c->dstrd);
 	/* Outside the array, or the doorbell of a queue that does not exist. */
 	if (emu_unlikely(
-		    off < NVME_REG_DBS || (rel & ((4u << c->dstrd) - 1)) ||
+		    off < NVQ_REG_DBS || (rel & ((4u << c->dstrd) - 1)) ||
 		    idx >= c->nr_dbs ||
 		    !__atomic_load_n(&c->db_live[idx], __ATOMIC_ACQUIRE))) {
 		__atomic_store_n(&c->bad_db_reg, 1, __ATOMIC_SEQ_CST);
@@ -97,7 +97,7 @@ void nvq_emu_db_write(struct nvq_emu *c, uint32_t off, uint32_t val)
 
 void emu_set_csts(struct nvq_emu *c, uint32_t set, uint32_t clear)
 {
-	uint32_t *r = &c->regs[NVME_REG_CSTS / 4];
+	uint32_t *r = &c->regs[NVQ_REG_CSTS / 4];
 	uint32_t v = __atomic_load_n(r, __ATOMIC_RELAXED);
 
 	__atomic_store_n(r, (v & ~clear) | set, __ATOMIC_RELEASE);
@@ -107,18 +107,20 @@ void emu_fatal(struct nvq_emu *c, const char *why)
 {
 	(void)why;
 	c->fatal = true;
-	emu_set_csts(c, NVME_CSTS_CFS, 0);
+	emu_set_csts(c, NVQ_CSTS_CFS, 0);
 }
 
-void emu_exec(struct nvq_emu *c, struct emu_sq *sq, const struct nvme_sqe *sqe)
+void emu_exec(struct nvq_emu *c, struct emu_sq *sq, const struct nvq_sqe *sqe)
 {
-	struct emu_req req = { .sqe = sqe, .sq = sq, .err_loc = 0xffff };
+	struct emu_req req = { .sqe = sqe,
+			       .sq = sq,
+			       .err_loc = NVQ_ERR_LOC_NONE };
 	uint16_t st;
 
-	if (emu_unlikely(sqe->flags & (NVME_SQE_FUSE_MASK | 0xc0))) {
+	if (emu_unlikely(sqe->flags & (NVQ_SQE_FUSE_MASK | 0xc0))) {
 		/* No fused operations, no SGLs (CDW0 byte 1). */
-		req.err_loc = 1;
-		st = EMU_ST_GEN(NVME_SC_INVALID_FIELD);
+		req.err_loc = NVQ_ERR_LOC(flags);
+		st = EMU_ST_GEN(NVQ_SC_INVALID_FIELD);
 	} else if (sq->qid) {
 		st = emu_nvm_exec(c, &req);
 	} else {
@@ -187,7 +189,7 @@ static void finish_shutdown(struct nvq_emu *c)
 	emu_smart_shutdown(c);
 	c->shn_pending = false;
 	c->shut = true;
-	emu_set_csts(c, NVME_CSTS_SHST_CMPLT, NVME_CSTS_SHST_MASK);
+	emu_set_csts(c, NVQ_CSTS_SHST_CMPLT, NVQ_CSTS_SHST_MASK);
 }
 
 static unsigned int pass(struct nvq_emu *c)
@@ -232,7 +234,7 @@ static void *device_main(void *arg)
 		if (__atomic_load_n(&c->bad_db_reg, __ATOMIC_RELAXED) &&
 		    __atomic_exchange_n(&c->bad_db_reg, 0, __ATOMIC_ACQ_REL) &&
 		    c->ready)
-			emu_aer_raise(c, NVME_AER_ERROR, 0x00, NVME_LOG_ERROR);
+			emu_aer_raise(c, NVQ_AER_ERROR, 0x00, NVQ_LOG_ERROR);
 		if (c->enabled && !c->ready)
 			emu_poll_ready(c);
 		if (c->shn_pending && (!c->ready || c->fatal))

@@ -125,14 +125,14 @@ int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **emu);
  */
 void nvq_emu_destroy(struct nvq_emu *emu);
 
-/* BAR0 register access (offsets below NVME_REG_DBS). */
+/* BAR0 register access (offsets below NVQ_REG_DBS). */
 uint32_t nvq_emu_reg_read32(struct nvq_emu *emu, uint32_t off);
 uint64_t nvq_emu_reg_read64(struct nvq_emu *emu, uint32_t off);
 void nvq_emu_reg_write32(struct nvq_emu *emu, uint32_t off, uint32_t val);
 void nvq_emu_reg_write64(struct nvq_emu *emu, uint32_t off, uint64_t val);
 
 /*
- * Doorbell write at BAR0 offset @off (>= NVME_REG_DBS). Release semantics;
+ * Doorbell write at BAR0 offset @off (>= NVQ_REG_DBS). Release semantics;
  * wakes the device thread if it sleeps. A write outside the doorbell array
  * raises an error asynchronous event.
  */

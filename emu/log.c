@@ -10,14 +10,13 @@
 
 #include "ctrl.h"
 
-#define ST_INVALID_FIELD EMU_ST_GEN(NVME_SC_INVALID_FIELD)
+#define ST_INVALID_FIELD EMU_ST_GEN(NVQ_SC_INVALID_FIELD)
 #define SMART_TEMPERATURE (1u << 1) /* critical warning bit */
 
 void emu_log_error(struct nvq_emu *c, uint16_t sqid, uint16_t cid,
 		   uint16_t status, const struct emu_req *req)
 {
-	struct nvme_error_log *e =
-		&c->errlog[c->err_count % EMU_ERRLOG_ENTRIES];
+	struct nvq_error_log *e = &c->errlog[c->err_count % EMU_ERRLOG_ENTRIES];
 
 	memset(e, 0, sizeof(*e));
 	e->error_count = ++c->err_count;
@@ -110,7 +109,7 @@ static bool over_temperature(const struct nvq_emu *c)
 void emu_check_temperature(struct nvq_emu *c)
 {
 	if (over_temperature(c) && (c->feat.async_cfg & SMART_TEMPERATURE))
-		emu_aer_raise(c, NVME_AER_SMART, 0x01, NVME_LOG_SMART);
+		emu_aer_raise(c, NVQ_AER_SMART, 0x01, NVQ_LOG_SMART);
 }
 
 void emu_aer_raise(struct nvq_emu *c, uint8_t type, uint8_t info, uint8_t lid)
@@ -174,7 +173,7 @@ static uint64_t div_up(uint64_t a, uint64_t b)
 
 static size_t smart_log(struct nvq_emu *c, uint8_t *buf)
 {
-	struct nvme_smart_log *s = (struct nvme_smart_log *)buf;
+	struct nvq_smart_log *s = (struct nvq_smart_log *)buf;
 	uint16_t t = emu_temperature(c);
 	uint64_t hours = (emu_now() - c->created_ns) / 3600000000000ull;
 
@@ -186,22 +185,22 @@ static size_t smart_log(struct nvq_emu *c, uint8_t *buf)
 	s->avail_spare = 100;
 	s->spare_thresh = 10;
 	/* Data units: thousands of 512-byte units, rounded up. */
-	nvme_u128_add(s->data_units_read, div_up(c->smart.read_512, 1000));
-	nvme_u128_add(s->data_units_written, div_up(c->smart.write_512, 1000));
-	nvme_u128_add(s->host_reads, c->smart.host_reads);
-	nvme_u128_add(s->host_writes, c->smart.host_writes);
-	nvme_u128_add(s->power_cycles, c->smart.power_cycles);
-	nvme_u128_add(s->unsafe_shutdowns, c->smart.unsafe_shutdowns);
-	nvme_u128_add(s->power_on_hours, hours);
-	nvme_u128_add(s->media_errors, c->smart.media_errors);
-	nvme_u128_add(s->num_err_log_entries, c->err_count);
+	nvq_u128_add(s->data_units_read, div_up(c->smart.read_512, 1000));
+	nvq_u128_add(s->data_units_written, div_up(c->smart.write_512, 1000));
+	nvq_u128_add(s->host_reads, c->smart.host_reads);
+	nvq_u128_add(s->host_writes, c->smart.host_writes);
+	nvq_u128_add(s->power_cycles, c->smart.power_cycles);
+	nvq_u128_add(s->unsafe_shutdowns, c->smart.unsafe_shutdowns);
+	nvq_u128_add(s->power_on_hours, hours);
+	nvq_u128_add(s->media_errors, c->smart.media_errors);
+	nvq_u128_add(s->num_err_log_entries, c->err_count);
 	s->temp_sensor[0] = t;
 	return sizeof(*s);
 }
 
 static size_t error_log(struct nvq_emu *c, uint8_t *buf)
 {
-	struct nvme_error_log *out = (struct nvme_error_log *)buf;
+	struct nvq_error_log *out = (struct nvq_error_log *)buf;
 	uint64_t i, n = c->err_count < EMU_ERRLOG_ENTRIES ? c->err_count :
 							    EMU_ERRLOG_ENTRIES;
 
@@ -214,7 +213,7 @@ static size_t error_log(struct nvq_emu *c, uint8_t *buf)
 
 static size_t fw_log(uint8_t *buf)
 {
-	struct nvme_fw_slot_log *f = (struct nvme_fw_slot_log *)buf;
+	struct nvq_fw_slot_log *f = (struct nvq_fw_slot_log *)buf;
 
 	memset(f, 0, sizeof(*f));
 	f->afi = 1;
@@ -224,9 +223,9 @@ static size_t fw_log(uint8_t *buf)
 
 uint16_t emu_get_log_page(struct nvq_emu *c, struct emu_req *req)
 {
-	const struct nvme_sqe *sqe = req->sqe;
+	const struct nvq_sqe *sqe = req->sqe;
 	uint8_t lid = sqe->cdw10 & 0xff;
-	bool rae = sqe->cdw10 & NVME_LOG_RAE;
+	bool rae = sqe->cdw10 & NVQ_LOG_RAE;
 	uint64_t numd =
 		((uint64_t)(sqe->cdw11 & 0xffff) << 16 | (sqe->cdw10 >> 16)) +
 		1;
@@ -235,31 +234,31 @@ uint16_t emu_get_log_page(struct nvq_emu *c, struct emu_req *req)
 	size_t size;
 	uint16_t st;
 
-	req->err_loc = 40;
+	req->err_loc = NVQ_ERR_LOC(cdw10);
 	switch (lid) {
-	case NVME_LOG_ERROR:
+	case NVQ_LOG_ERROR:
 		size = error_log(c, buf);
 		break;
-	case NVME_LOG_SMART:
-		req->err_loc = 4;
-		if (sqe->nsid && sqe->nsid != 0xffffffff)
+	case NVQ_LOG_SMART:
+		req->err_loc = NVQ_ERR_LOC(nsid);
+		if (sqe->nsid && sqe->nsid != NVQ_NSID_ALL)
 			return ST_INVALID_FIELD; /* no per-namespace SMART */
 		size = smart_log(c, buf);
 		break;
-	case NVME_LOG_FW_SLOT:
+	case NVQ_LOG_FW_SLOT:
 		size = fw_log(buf);
 		break;
 	default:
-		return EMU_ST_CMD(NVME_SC_INVALID_LOG_PAGE);
+		return EMU_ST_CMD(NVQ_SC_INVALID_LOG_PAGE);
 	}
 	/* OT (CDW14 bit 23): no log here supports an index offset. */
-	req->err_loc = 58 | 7 << 8;
+	req->err_loc = NVQ_ERR_LOC_BIT(NVQ_ERR_LOC(cdw14) + 2, 7);
 	if (sqe->cdw14 & (1u << 23))
 		return ST_INVALID_FIELD;
-	req->err_loc = 48;
+	req->err_loc = NVQ_ERR_LOC(cdw12);
 	if (off & 3 || off >= size)
 		return ST_INVALID_FIELD;
-	req->err_loc = 42;
+	req->err_loc = NVQ_ERR_LOC(cdw10) + 2;
 	if (len > c->max_xfer)
 		return ST_INVALID_FIELD;
 	if (len > size - off)
@@ -268,10 +267,10 @@ uint16_t emu_get_log_page(struct nvq_emu *c, struct emu_req *req)
 	if (st)
 		return st;
 	if (!rae) {
-		if (lid == NVME_LOG_ERROR)
-			clear_events(c, NVME_AER_ERROR);
-		else if (lid == NVME_LOG_SMART)
-			clear_events(c, NVME_AER_SMART);
+		if (lid == NVQ_LOG_ERROR)
+			clear_events(c, NVQ_AER_ERROR);
+		else if (lid == NVQ_LOG_SMART)
+			clear_events(c, NVQ_AER_SMART);
 	}
 	return 0;
 }

@@ -294,12 +294,12 @@ void emu_media_lat_fini(struct nvq_emu *c)
 uint64_t emu_media_latency(struct nvq_emu *c, uint8_t opcode)
 {
 	switch (opcode) {
-	case nvme_cmd_read:
+	case nvq_cmd_read:
 		return emu_lat_sample(&c->lat_read, &c->lat_rng);
-	case nvme_cmd_write:
-	case nvme_cmd_write_zeroes:
-	case nvme_cmd_dsm:
-	case nvme_cmd_flush:
+	case nvq_cmd_write:
+	case nvq_cmd_write_zeroes:
+	case nvq_cmd_dsm:
+	case nvq_cmd_flush:
 		return emu_lat_sample(&c->lat_write, &c->lat_rng);
 	default:
 		return 0;

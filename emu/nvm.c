@@ -9,8 +9,7 @@
 
 #include "ctrl.h"
 
-#define ST_INVALID_FIELD EMU_ST_GEN(NVME_SC_INVALID_FIELD)
-#define NSID_ALL 0xffffffffu
+#define ST_INVALID_FIELD EMU_ST_GEN(NVQ_SC_INVALID_FIELD)
 
 static uint16_t check_ns(struct nvq_emu *c, struct emu_req *req)
 {
@@ -18,11 +17,11 @@ static uint16_t check_ns(struct nvq_emu *c, struct emu_req *req)
 
 	if (emu_likely(nsid - 1 < c->p.nr_ns))
 		return 0;
-	req->err_loc = 4;
+	req->err_loc = NVQ_ERR_LOC(nsid);
 	/* NVMe 2.0 3.2.1.5: a valid but inactive NSID is an invalid field. */
 	if (nsid && nsid <= EMU_NN)
 		return ST_INVALID_FIELD;
-	return EMU_ST_GEN(NVME_SC_INVALID_NS);
+	return EMU_ST_GEN(NVQ_SC_INVALID_NS);
 }
 
 static uint64_t ns_off(struct nvq_emu *c, uint32_t nsid, uint64_t lba)
@@ -35,24 +34,24 @@ static uint16_t check_range(struct nvq_emu *c, struct emu_req *req,
 {
 	if (emu_likely(slba < c->ns_blocks && nlb <= c->ns_blocks - slba))
 		return 0;
-	req->err_loc = 40;
+	req->err_loc = NVQ_ERR_LOC(cdw10);
 	req->err_lba = slba;
-	return EMU_ST_GEN(NVME_SC_LBA_RANGE);
+	return EMU_ST_GEN(NVQ_SC_LBA_RANGE);
 }
 
 /* Durability for one write: FUA, or no volatile cache to hide behind. */
-static void write_through(struct nvq_emu *c, const struct nvme_sqe *sqe,
+static void write_through(struct nvq_emu *c, const struct nvq_sqe *sqe,
 			  uint64_t off, uint64_t len)
 {
-	if (c->media.fd >= 0 && ((sqe->cdw12 & NVME_RW_FUA) || !c->feat.wce))
+	if (c->media.fd >= 0 && ((sqe->cdw12 & NVQ_RW_FUA) || !c->feat.wce))
 		emu_media_sync(&c->media, off, len);
 }
 
 static uint16_t rw(struct nvq_emu *c, struct emu_req *req, bool write)
 {
-	const struct nvme_sqe *sqe = req->sqe;
+	const struct nvq_sqe *sqe = req->sqe;
 	uint64_t slba = sqe->cdw10 | (uint64_t)sqe->cdw11 << 32;
-	uint64_t nlb = (sqe->cdw12 & NVME_RW_NLB_MASK) + 1;
+	uint64_t nlb = (sqe->cdw12 & NVQ_RW_NLB_MASK) + 1;
 	uint64_t len = nlb << c->p.lbads, off;
 	uint8_t *m;
 	uint32_t n, i;
@@ -63,11 +62,11 @@ static uint16_t rw(struct nvq_emu *c, struct emu_req *req, bool write)
 		return st;
 	/* Directives (DTYPE, CDW12 23:20) are not supported. */
 	if (write && (sqe->cdw12 >> 20) & 0xf) {
-		req->err_loc = 48;
+		req->err_loc = NVQ_ERR_LOC(cdw12);
 		return ST_INVALID_FIELD;
 	}
 	if (len > c->max_xfer) {
-		req->err_loc = 48;
+		req->err_loc = NVQ_ERR_LOC(cdw12);
 		return ST_INVALID_FIELD;
 	}
 	st = check_range(c, req, slba, nlb);
@@ -75,7 +74,7 @@ static uint16_t rw(struct nvq_emu *c, struct emu_req *req, bool write)
 		return st;
 	st = emu_prp_map(c, sqe->prp1, sqe->prp2, len, &n);
 	if (st) {
-		req->err_loc = 24;
+		req->err_loc = NVQ_ERR_LOC(prp1);
 		return st;
 	}
 	off = ns_off(c, sqe->nsid, slba);
@@ -104,23 +103,23 @@ static uint16_t flush(struct nvq_emu *c, struct emu_req *req)
 	uint32_t nsid = req->sqe->nsid;
 	uint16_t st;
 
-	if (nsid == NSID_ALL)
+	if (nsid == NVQ_NSID_ALL)
 		return emu_media_sync(&c->media, 0, c->media.len) ?
-			       EMU_ST_GEN(NVME_SC_INTERNAL) :
+			       EMU_ST_GEN(NVQ_SC_INTERNAL) :
 			       0;
 	st = check_ns(c, req);
 	if (st)
 		return st;
 	if (emu_media_sync(&c->media, ns_off(c, nsid, 0), c->p.ns_size))
-		return EMU_ST_GEN(NVME_SC_INTERNAL);
+		return EMU_ST_GEN(NVQ_SC_INTERNAL);
 	return 0;
 }
 
 static uint16_t write_zeroes(struct nvq_emu *c, struct emu_req *req)
 {
-	const struct nvme_sqe *sqe = req->sqe;
+	const struct nvq_sqe *sqe = req->sqe;
 	uint64_t slba = sqe->cdw10 | (uint64_t)sqe->cdw11 << 32;
-	uint64_t nlb = (sqe->cdw12 & NVME_RW_NLB_MASK) + 1, off, len;
+	uint64_t nlb = (sqe->cdw12 & NVQ_RW_NLB_MASK) + 1, off, len;
 	uint16_t st;
 
 	st = check_ns(c, req);
@@ -131,7 +130,7 @@ static uint16_t write_zeroes(struct nvq_emu *c, struct emu_req *req)
 		return st;
 	off = ns_off(c, sqe->nsid, slba);
 	len = nlb << c->p.lbads;
-	emu_media_zero(&c->media, off, len, sqe->cdw12 & NVME_RW_DEAC);
+	emu_media_zero(&c->media, off, len, sqe->cdw12 & NVQ_RW_DEAC);
 	write_through(c, sqe, off, len);
 	c->smart.host_writes++;
 	return 0;
@@ -139,9 +138,9 @@ static uint16_t write_zeroes(struct nvq_emu *c, struct emu_req *req)
 
 static uint16_t dsm(struct nvq_emu *c, struct emu_req *req)
 {
-	const struct nvme_sqe *sqe = req->sqe;
+	const struct nvq_sqe *sqe = req->sqe;
 	uint32_t nr = (sqe->cdw10 & 0xff) + 1, i;
-	struct nvme_dsm_range *r = (struct nvme_dsm_range *)c->bounce;
+	struct nvq_dsm_range *r = (struct nvq_dsm_range *)c->bounce;
 	uint16_t st;
 
 	st = check_ns(c, req);
@@ -149,10 +148,10 @@ static uint16_t dsm(struct nvq_emu *c, struct emu_req *req)
 		return st;
 	st = emu_dma_from_host(c, sqe, r, nr * sizeof(*r));
 	if (st) {
-		req->err_loc = 24;
+		req->err_loc = NVQ_ERR_LOC(prp1);
 		return st;
 	}
-	if (!(sqe->cdw11 & NVME_DSM_AD))
+	if (!(sqe->cdw11 & NVQ_DSM_AD))
 		return 0; /* hints only */
 	/* Validate every range before changing anything. */
 	for (i = 0; i < nr; i++) {
@@ -171,18 +170,18 @@ static uint16_t dsm(struct nvq_emu *c, struct emu_req *req)
 uint16_t emu_nvm_exec(struct nvq_emu *c, struct emu_req *req)
 {
 	switch (req->sqe->opcode) {
-	case nvme_cmd_read:
+	case nvq_cmd_read:
 		return rw(c, req, false);
-	case nvme_cmd_write:
+	case nvq_cmd_write:
 		return rw(c, req, true);
-	case nvme_cmd_flush:
+	case nvq_cmd_flush:
 		return flush(c, req);
-	case nvme_cmd_write_zeroes:
+	case nvq_cmd_write_zeroes:
 		return write_zeroes(c, req);
-	case nvme_cmd_dsm:
+	case nvq_cmd_dsm:
 		return dsm(c, req);
 	default:
-		req->err_loc = 0;
-		return EMU_ST_GEN(NVME_SC_INVALID_OPCODE);
+		req->err_loc = NVQ_ERR_LOC(opcode);
+		return EMU_ST_GEN(NVQ_SC_INVALID_OPCODE);
 	}
 }

@@ -22,14 +22,14 @@ static uint16_t add_range(struct nvq_emu *c, uint64_t iova, uint64_t len,
 		struct emu_seg *last;
 
 		if (!p)
-			return EMU_ST_GEN(NVME_SC_DATA_XFER_ERROR);
+			return EMU_ST_GEN(NVQ_SC_DATA_XFER_ERROR);
 		take = avail < len ? avail : len;
 		last = *n ? &c->segs[*n - 1] : NULL;
 		if (last && last->p + last->len == p) {
 			last->len += take;
 		} else {
 			if (*n == c->max_segs)
-				return EMU_ST_GEN(NVME_SC_INTERNAL);
+				return EMU_ST_GEN(NVQ_SC_INTERNAL);
 			c->segs[*n].p = p;
 			c->segs[*n].len = take;
 			(*n)++;
@@ -63,7 +63,7 @@ uint16_t emu_prp_map(struct nvq_emu *c, uint64_t prp1, uint64_t prp2,
 	if (!len)
 		return 0;
 	if (prp1 & 3)
-		return EMU_ST_GEN(NVME_SC_PRP_INVALID_OFFSET);
+		return EMU_ST_GEN(NVQ_SC_PRP_INVALID_OFFSET);
 	first = psz - (prp1 & mask);
 	if (first > len)
 		first = len;
@@ -75,7 +75,7 @@ uint16_t emu_prp_map(struct nvq_emu *c, uint64_t prp1, uint64_t prp2,
 		goto done;
 	if (rem <= psz) {
 		if (prp2 & mask)
-			return EMU_ST_GEN(NVME_SC_PRP_INVALID_OFFSET);
+			return EMU_ST_GEN(NVQ_SC_PRP_INVALID_OFFSET);
 		st = add_range(c, prp2, rem, &n);
 		if (st)
 			return st;
@@ -83,7 +83,7 @@ uint16_t emu_prp_map(struct nvq_emu *c, uint64_t prp1, uint64_t prp2,
 	}
 	list = prp2;
 	if (list & 7)
-		return EMU_ST_GEN(NVME_SC_PRP_INVALID_OFFSET);
+		return EMU_ST_GEN(NVQ_SC_PRP_INVALID_OFFSET);
 	while (rem) {
 		uint64_t nent = (psz - (list & mask)) / 8, i;
 
@@ -91,9 +91,9 @@ uint16_t emu_prp_map(struct nvq_emu *c, uint64_t prp1, uint64_t prp2,
 			uint64_t ent, chunk;
 
 			if (!read_entry(c, list + 8 * i, &ent))
-				return EMU_ST_GEN(NVME_SC_DATA_XFER_ERROR);
+				return EMU_ST_GEN(NVQ_SC_DATA_XFER_ERROR);
 			if (ent & mask)
-				return EMU_ST_GEN(NVME_SC_PRP_INVALID_OFFSET);
+				return EMU_ST_GEN(NVQ_SC_PRP_INVALID_OFFSET);
 			if (i == nent - 1 && rem > psz) {
 				list = ent; /* chain to the next list page */
 				break;
@@ -110,7 +110,7 @@ done:
 	return 0;
 }
 
-uint16_t emu_dma_to_host(struct nvq_emu *c, const struct nvme_sqe *sqe,
+uint16_t emu_dma_to_host(struct nvq_emu *c, const struct nvq_sqe *sqe,
 			 const void *src, uint64_t len)
 {
 	const uint8_t *s = src;
@@ -126,7 +126,7 @@ uint16_t emu_dma_to_host(struct nvq_emu *c, const struct nvme_sqe *sqe,
 	return 0;
 }
 
-uint16_t emu_dma_from_host(struct nvq_emu *c, const struct nvme_sqe *sqe,
+uint16_t emu_dma_from_host(struct nvq_emu *c, const struct nvq_sqe *sqe,
 			   void *dst, uint64_t len)
 {
 	uint8_t *d = dst;

@@ -33,7 +33,7 @@ static uint32_t *dbbuf_word(struct nvq_emu *c, uint32_t *page, uint32_t idx)
 
 static void bind_sq(struct nvq_emu *c, struct emu_sq *sq)
 {
-	uint32_t idx = nvme_sq_db_index(sq->qid, c->dstrd);
+	uint32_t idx = nvq_sq_db_index(sq->qid, c->dstrd);
 
 	sq->shadow = NULL;
 	sq->eventidx = NULL;
@@ -47,7 +47,7 @@ static void bind_sq(struct nvq_emu *c, struct emu_sq *sq)
 
 static void bind_cq(struct nvq_emu *c, struct emu_cq *cq)
 {
-	uint32_t idx = nvme_cq_db_index(cq->qid, c->dstrd);
+	uint32_t idx = nvq_cq_db_index(cq->qid, c->dstrd);
 
 	cq->shadow = NULL;
 	cq->eventidx = NULL;
@@ -133,7 +133,7 @@ static void *ring_ptr(struct nvq_emu *c, uint64_t iova, uint64_t bytes, bool pc)
 static int cq_reserve(struct nvq_emu *c, struct emu_cq *cq, uint32_t more)
 {
 	uint32_t want = more, i;
-	struct nvme_cqe *n;
+	struct nvq_cqe *n;
 
 	for (i = 0; i < c->nr_active; i++)
 		if (c->active[i]->cq == cq)
@@ -159,7 +159,7 @@ int emu_cq_create(struct nvq_emu *c, uint16_t qid, uint64_t iova, uint32_t size,
 		  uint16_t iv, bool ien, bool pc)
 {
 	struct emu_cq *cq;
-	void *ring = ring_ptr(c, iova, (uint64_t)size * NVME_CQE_SIZE, pc);
+	void *ring = ring_ptr(c, iova, (uint64_t)size * NVQ_CQE_SIZE, pc);
 
 	if (!ring)
 		return -EFAULT;
@@ -188,7 +188,7 @@ int emu_sq_create(struct nvq_emu *c, uint16_t qid, uint64_t iova, uint32_t size,
 		  struct emu_cq *cq, uint16_t prio, bool pc)
 {
 	struct emu_sq *sq;
-	void *ring = ring_ptr(c, iova, (uint64_t)size * NVME_SQE_SIZE, pc);
+	void *ring = ring_ptr(c, iova, (uint64_t)size * NVQ_SQE_SIZE, pc);
 	uint32_t i;
 
 	if (!ring)
@@ -264,8 +264,8 @@ void emu_sq_delete(struct nvq_emu *c, struct emu_sq *sq)
 		emu_heap_remove(c, cmd);
 		cmd->heap_idx = UINT32_MAX;
 		emu_complete(c, sq, cmd->sqe.cid,
-			     NVME_STATUS_MAKE(NVME_SCT_GENERIC,
-					      NVME_SC_ABORT_QUEUE),
+			     NVQ_STATUS_MAKE(NVQ_SCT_GENERIC,
+					     NVQ_SC_ABORT_QUEUE),
 			     0, NULL);
 	}
 	sq_free(c, sq);
@@ -322,13 +322,13 @@ bool emu_queues_remap(struct nvq_emu *c)
 
 		if (sq) {
 			sq->ring = ring_ptr(c, sq->iova,
-					    (uint64_t)sq->size * NVME_SQE_SIZE,
+					    (uint64_t)sq->size * NVQ_SQE_SIZE,
 					    sq->pc);
 			ok &= sq->ring != NULL;
 		}
 		if (cq) {
 			cq->ring = ring_ptr(c, cq->iova,
-					    (uint64_t)cq->size * NVME_CQE_SIZE,
+					    (uint64_t)cq->size * NVQ_CQE_SIZE,
 					    cq->pc);
 			ok &= cq->ring != NULL;
 		}
@@ -360,7 +360,7 @@ static void bad_doorbell(struct nvq_emu *c, bool *bad, uint32_t *bad_val,
 		return;
 	*bad = true;
 	*bad_val = v;
-	emu_aer_raise(c, NVME_AER_ERROR, 0x01, NVME_LOG_ERROR);
+	emu_aer_raise(c, NVQ_AER_ERROR, 0x01, NVQ_LOG_ERROR);
 }
 
 static uint32_t sq_tail(struct nvq_emu *c, struct emu_sq *sq)
@@ -410,9 +410,9 @@ static bool cq_full(const struct emu_cq *cq)
 /* ------------------------------------------------------------------ */
 
 static void cq_write(struct nvq_emu *c, struct emu_cq *cq,
-		     const struct nvme_cqe *e)
+		     const struct nvq_cqe *e)
 {
-	struct nvme_cqe *d = &cq->ring[cq->tail];
+	struct nvq_cqe *d = &cq->ring[cq->tail];
 
 	d->result = e->result;
 	/* stamp=1: posting time for the host's overhead measurement. */
@@ -437,7 +437,7 @@ static void cq_write(struct nvq_emu *c, struct emu_cq *cq,
 }
 
 static void cq_post(struct nvq_emu *c, struct emu_cq *cq,
-		    const struct nvme_cqe *e)
+		    const struct nvq_cqe *e)
 {
 	if (emu_likely(!cq->ovf_cnt)) {
 		if (emu_unlikely(cq_full(cq)))
@@ -456,7 +456,7 @@ static void cq_post(struct nvq_emu *c, struct emu_cq *cq,
 void emu_complete(struct nvq_emu *c, struct emu_sq *sq, uint16_t cid,
 		  uint16_t status, uint32_t dw0, const struct emu_req *req)
 {
-	struct nvme_cqe e;
+	struct nvq_cqe e;
 
 	e.result = dw0;
 	e.dw1 = 0;
@@ -509,9 +509,8 @@ static void signal_vector(struct nvq_emu *c, uint16_t iv)
 /* Interrupt Coalescing applies to I/O CQs whose vector allows it. */
 static bool coalesced(struct nvq_emu *c, struct emu_cq *cq, uint64_t now)
 {
-	uint32_t thr = NVME_IRQ_COALESCE_THR(c->feat.irq_coalesce) + 1u;
-	uint64_t time =
-		NVME_IRQ_COALESCE_TIME(c->feat.irq_coalesce) * 100000ull;
+	uint32_t thr = NVQ_IRQ_COALESCE_THR(c->feat.irq_coalesce) + 1u;
+	uint64_t time = NVQ_IRQ_COALESCE_TIME(c->feat.irq_coalesce) * 100000ull;
 
 	if (!cq->qid || c->feat.irq_cd[cq->iv])
 		return false;
@@ -546,8 +545,7 @@ void emu_irq_flush(struct nvq_emu *c)
 
 uint64_t emu_irq_deadline(struct nvq_emu *c)
 {
-	uint64_t time =
-		NVME_IRQ_COALESCE_TIME(c->feat.irq_coalesce) * 100000ull;
+	uint64_t time = NVQ_IRQ_COALESCE_TIME(c->feat.irq_coalesce) * 100000ull;
 	uint64_t best = UINT64_MAX;
 	uint32_t i;
 
@@ -568,7 +566,7 @@ static unsigned int fetch_sq(struct nvq_emu *c, struct emu_sq *sq)
 	uint64_t now = 0;
 
 	while (sq->head != tail && n < EMU_FETCH_BATCH) {
-		const struct nvme_sqe *src = &sq->ring[sq->head];
+		const struct nvq_sqe *src = &sq->ring[sq->head];
 		uint64_t lat = 0;
 		struct emu_cmd *cmd;
 
@@ -578,7 +576,7 @@ static unsigned int fetch_sq(struct nvq_emu *c, struct emu_sq *sq)
 		if (sq->qid)
 			lat = emu_media_latency(c, src->opcode);
 		if (!lat) {
-			struct nvme_sqe sqe = *src;
+			struct nvq_sqe sqe = *src;
 
 			if (++sq->head == sq->size)
 				sq->head = 0;

@@ -29,12 +29,12 @@ void emu_regs_init(struct nvq_emu *c)
 	cap |= (uint64_t)(c->p.cqr ? 1 : 0) << 16;
 	cap |= (uint64_t)(c->p.to & 0xff) << 24;
 	cap |= (uint64_t)(c->p.dstrd & 0xf) << 32;
-	cap |= (uint64_t)NVME_CAP_CSS_NVM << 37;
+	cap |= (uint64_t)NVQ_CAP_CSS_NVM << 37;
 	cap |= (uint64_t)0 << 48; /* MPSMIN: 4 KiB */
 	cap |= (uint64_t)EMU_MPSMAX << 52;
-	wr(c, NVME_REG_CAP, (uint32_t)cap);
-	wr(c, NVME_REG_CAP + 4, (uint32_t)(cap >> 32));
-	wr(c, NVME_REG_VS, NVME_VS(2, 0, 0));
+	wr(c, NVQ_REG_CAP, (uint32_t)cap);
+	wr(c, NVQ_REG_CAP + 4, (uint32_t)(cap >> 32));
+	wr(c, NVQ_REG_VS, NVQ_VS(2, 0, 0));
 }
 
 uint32_t nvq_emu_reg_read32(struct nvq_emu *c, uint32_t off)
@@ -52,25 +52,25 @@ uint64_t nvq_emu_reg_read64(struct nvq_emu *c, uint32_t off)
 }
 
 /* CC bits a host can write; 3:1, CRIME (CAP.CRMS = 0) and 31:25 are RO 0. */
-#define CC_RW                                                                  \
-	(NVME_CC_EN | NVME_CC_CSS_MASK | NVME_CC_MPS_MASK | NVME_CC_AMS_MASK | \
-	 NVME_CC_SHN_MASK | NVME_CC_IOSQES_MASK | NVME_CC_IOCQES_MASK)
+#define CC_RW                                                              \
+	(NVQ_CC_EN | NVQ_CC_CSS_MASK | NVQ_CC_MPS_MASK | NVQ_CC_AMS_MASK | \
+	 NVQ_CC_SHN_MASK | NVQ_CC_IOSQES_MASK | NVQ_CC_IOCQES_MASK)
 /*
  * Fields that may change only while CC.EN = 0 (NVMe 2.0 3.1.3.5): a write
  * that keeps EN set leaves them as they were, so that what the host reads
  * back is what the controller runs with.
  */
-#define CC_FROZEN (NVME_CC_CSS_MASK | NVME_CC_MPS_MASK | NVME_CC_AMS_MASK)
+#define CC_FROZEN (NVQ_CC_CSS_MASK | NVQ_CC_MPS_MASK | NVQ_CC_AMS_MASK)
 
 /* Store a CC write; returns the previous value. */
 static uint32_t cc_write(struct nvq_emu *c, uint32_t val)
 {
-	uint32_t *r = &c->regs[REG(NVME_REG_CC)];
+	uint32_t *r = &c->regs[REG(NVQ_REG_CC)];
 	uint32_t old = __atomic_load_n(r, __ATOMIC_ACQUIRE), nv;
 
 	do {
 		nv = val & CC_RW;
-		if (old & nv & NVME_CC_EN)
+		if (old & nv & NVQ_CC_EN)
 			nv = (nv & ~CC_FROZEN) | (old & CC_FROZEN);
 	} while (!__atomic_compare_exchange_n(
 		r, &old, nv, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
@@ -82,30 +82,30 @@ void nvq_emu_reg_write32(struct nvq_emu *c, uint32_t off, uint32_t val)
 	uint32_t old, ev = 0;
 
 	switch (off) {
-	case NVME_REG_CC:
+	case NVQ_REG_CC:
 		old = cc_write(c, val);
-		if (!(old & NVME_CC_EN) && (val & NVME_CC_EN))
+		if (!(old & NVQ_CC_EN) && (val & NVQ_CC_EN))
 			ev |= CC_EV_EN_RISE;
-		if ((old & NVME_CC_EN) && !(val & NVME_CC_EN))
+		if ((old & NVQ_CC_EN) && !(val & NVQ_CC_EN))
 			ev |= CC_EV_EN_FALL;
-		if (!(old & NVME_CC_SHN_MASK) && (val & NVME_CC_SHN_MASK))
+		if (!(old & NVQ_CC_SHN_MASK) && (val & NVQ_CC_SHN_MASK))
 			ev |= CC_EV_SHN;
 		if (ev) {
 			__atomic_fetch_or(&c->cc_events, ev, __ATOMIC_SEQ_CST);
 			emu_kick(c);
 		}
 		break;
-	case NVME_REG_AQA:
+	case NVQ_REG_AQA:
 		/* Admin queue properties change only while CC.EN = 0. */
-		if (!(rd(c, NVME_REG_CC) & NVME_CC_EN))
+		if (!(rd(c, NVQ_REG_CC) & NVQ_CC_EN))
 			wr(c, off, val & 0x0fff0fff);
 		break;
-	case NVME_REG_ASQ:
-	case NVME_REG_ACQ:
+	case NVQ_REG_ASQ:
+	case NVQ_REG_ACQ:
 		/* Kept as written: a misaligned base fails the enable. */
-	case NVME_REG_ASQ + 4:
-	case NVME_REG_ACQ + 4:
-		if (!(rd(c, NVME_REG_CC) & NVME_CC_EN))
+	case NVQ_REG_ASQ + 4:
+	case NVQ_REG_ACQ + 4:
+		if (!(rd(c, NVQ_REG_CC) & NVQ_CC_EN))
 			wr(c, off, val);
 		break;
 	default:
@@ -119,7 +119,7 @@ void nvq_emu_reg_write32(struct nvq_emu *c, uint32_t off, uint32_t val)
 
 void nvq_emu_reg_write64(struct nvq_emu *c, uint32_t off, uint64_t val)
 {
-	if (off != NVME_REG_ASQ && off != NVME_REG_ACQ)
+	if (off != NVQ_REG_ASQ && off != NVQ_REG_ACQ)
 		return;
 	nvq_emu_reg_write32(c, off, (uint32_t)val);
 	nvq_emu_reg_write32(c, off + 4, (uint32_t)(val >> 32));
@@ -128,13 +128,13 @@ void nvq_emu_reg_write64(struct nvq_emu *c, uint32_t off, uint64_t val)
 /* CC.EN 0 -> 1: validate everything the host configured. */
 static void enable(struct nvq_emu *c, uint32_t cc)
 {
-	uint32_t aqa = rd(c, NVME_REG_AQA);
-	uint64_t asq = rd(c, NVME_REG_ASQ) | (uint64_t)rd(c, NVME_REG_ASQ + 4)
-						     << 32;
-	uint64_t acq = rd(c, NVME_REG_ACQ) | (uint64_t)rd(c, NVME_REG_ACQ + 4)
-						     << 32;
-	uint32_t mps = NVME_CC_MPS(cc);
-	uint32_t asqs = NVME_AQA_ASQS(aqa) + 1, acqs = NVME_AQA_ACQS(aqa) + 1;
+	uint32_t aqa = rd(c, NVQ_REG_AQA);
+	uint64_t asq = rd(c, NVQ_REG_ASQ) | (uint64_t)rd(c, NVQ_REG_ASQ + 4)
+						    << 32;
+	uint64_t acq = rd(c, NVQ_REG_ACQ) | (uint64_t)rd(c, NVQ_REG_ACQ + 4)
+						    << 32;
+	uint32_t mps = NVQ_CC_MPS(cc);
+	uint32_t asqs = NVQ_AQA_ASQS(aqa) + 1, acqs = NVQ_AQA_ACQS(aqa) + 1;
 	uint64_t psz;
 
 	c->enabled = true;
@@ -146,12 +146,12 @@ static void enable(struct nvq_emu *c, uint32_t cc)
 	 * this controller supports (SQES/CQES 66h/44h) - is a configuration
 	 * error at the enable: CSTS.CFS, never a silent acceptance.
 	 */
-	if ((NVME_CC_IOSQES(cc) && NVME_CC_IOSQES(cc) != NVME_SQES_LOG2) ||
-	    (NVME_CC_IOCQES(cc) && NVME_CC_IOCQES(cc) != NVME_CQES_LOG2))
+	if ((NVQ_CC_IOSQES(cc) && NVQ_CC_IOSQES(cc) != NVQ_SQES_LOG2) ||
+	    (NVQ_CC_IOCQES(cc) && NVQ_CC_IOCQES(cc) != NVQ_CQES_LOG2))
 		goto fatal;
-	if ((cc & NVME_CC_CSS_MASK) != NVME_CC_CSS_NVM ||
-	    (cc & NVME_CC_AMS_MASK) != NVME_CC_AMS_RR || mps > EMU_MPSMAX ||
-	    asqs < NVME_AQ_MIN_ENTRIES || acqs < NVME_AQ_MIN_ENTRIES)
+	if ((cc & NVQ_CC_CSS_MASK) != NVQ_CC_CSS_NVM ||
+	    (cc & NVQ_CC_AMS_MASK) != NVQ_CC_AMS_RR || mps > EMU_MPSMAX ||
+	    asqs < NVQ_AQ_MIN_ENTRIES || acqs < NVQ_AQ_MIN_ENTRIES)
 		goto fatal;
 	psz = 4096ull << mps;
 	if (!asq || !acq || asq & (psz - 1) || acq & (psz - 1))
@@ -179,7 +179,7 @@ void emu_poll_ready(struct nvq_emu *c)
 	if (c->p.rdy_delay_ns && emu_now() < c->rdy_at)
 		return;
 	c->ready = true;
-	emu_set_csts(c, NVME_CSTS_RDY, 0);
+	emu_set_csts(c, NVQ_CSTS_RDY, 0);
 }
 
 /* CC.EN 1 -> 0: back to the power-on state, media contents aside. */
@@ -202,15 +202,15 @@ void emu_reset(struct nvq_emu *c)
 
 void emu_cc_events(struct nvq_emu *c, uint32_t ev)
 {
-	uint32_t cc = rd(c, NVME_REG_CC);
+	uint32_t cc = rd(c, NVQ_REG_CC);
 
 	if (ev & CC_EV_EN_FALL)
 		emu_reset(c);
-	if ((ev & CC_EV_EN_RISE) && (cc & NVME_CC_EN) && !c->enabled)
+	if ((ev & CC_EV_EN_RISE) && (cc & NVQ_CC_EN) && !c->enabled)
 		enable(c, cc);
-	if ((ev & CC_EV_SHN) && (cc & NVME_CC_SHN_MASK) && !c->shut &&
+	if ((ev & CC_EV_SHN) && (cc & NVQ_CC_SHN_MASK) && !c->shut &&
 	    !c->shn_pending) {
 		c->shn_pending = true;
-		emu_set_csts(c, NVME_CSTS_SHST_OCCUR, NVME_CSTS_SHST_MASK);
+		emu_set_csts(c, NVQ_CSTS_SHST_OCCUR, NVQ_CSTS_SHST_MASK);
 	}
 }

@@ -66,7 +66,7 @@ int main(int argc, char **argv)
 	}
 	snprintf(wbuf, ns.lba_size, "hello from nvq");
 
-	q = nvq_queue_for_cpu(ctrl);
+	q = nvq_ctrl_queue_for_cpu(ctrl);
 	result = 0;
 	ret = nvq_write(q, ns.nsid, wbuf, 0, 1, 0, done, &result);
 	if (!ret)

@@ -438,7 +438,7 @@ static int dev_get(struct thread_data *td, const char *uri, bool probe,
 		opts.queue_depth = 256;
 
 	rc = nvq_open(uri, &opts, &d->ctrl);
-	if (!rc && opts.exclusive && nvq_queue_count(d->ctrl) < jobs) {
+	if (!rc && opts.exclusive && nvq_ctrl_queue_count(d->ctrl) < jobs) {
 		/* The controller granted fewer queues than there are jobs. */
 		nvq_close(d->ctrl);
 		opts.exclusive = false;
@@ -457,7 +457,7 @@ static int dev_get(struct thread_data *td, const char *uri, bool probe,
 	d->cpu_lat_limit_us = o->cpu_lat_limit_us;
 	d->cpu_lat_timeout_ms = o->cpu_lat_timeout_ms;
 	qos_report(d);
-	d->nr_queues = nvq_queue_count(d->ctrl);
+	d->nr_queues = nvq_ctrl_queue_count(d->ctrl);
 	d->users = calloc(d->nr_queues ? d->nr_queues : 1, sizeof(*d->users));
 	if (!d->users || !d->nr_queues) {
 		rc = d->nr_queues ? -ENOMEM : -ENODEV;
@@ -1002,7 +1002,7 @@ static struct jdev *job_jdev(struct job *j, const char *uri)
 	}
 	j->nr_jdevs++;
 	jd->dev = d;
-	jd->q = nvq_queue_get(d->ctrl, jd->qidx);
+	jd->q = nvq_ctrl_queue(d->ctrl, jd->qidx);
 	if (jd->shared)
 		log_info("nvq: %s: %s has %u I/O queues for more jobs; "
 			 "sharing queue %u\n",
@@ -1273,7 +1273,7 @@ static bool job_does(struct thread_data *td, int ddir)
 static int fio_nvq_open_file(struct thread_data *td, struct fio_file *f)
 {
 	struct jfile *jf = FILE_ENG_DATA(f);
-	const struct nvme_id_ctrl *id;
+	const struct nvq_id_ctrl *id;
 	unsigned long long lba, size;
 	int ddir;
 
@@ -1311,8 +1311,8 @@ static int fio_nvq_open_file(struct thread_data *td, struct fio_file *f)
 			td->o.name, (unsigned long long)f->file_offset, lba);
 		goto fail;
 	}
-	id = nvq_id_ctrl(jf->jd->dev->ctrl);
-	if (td_trim(td) && !(id->oncs & NVME_CTRL_ONCS_DSM)) {
+	id = nvq_ctrl_id(jf->jd->dev->ctrl);
+	if (td_trim(td) && !(id->oncs & NVQ_CTRL_ONCS_DSM)) {
 		log_err("nvq: %s: %s cannot trim (no Dataset Management)\n",
 			td->o.name, jf->jd->dev->uri);
 		goto fail;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The thin public wrappers of nvq.h: options, accessors, DMA memory. */
 #include <errno.h>
+#include <stddef.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,15 +9,32 @@
 #include "ctrl.h"
 #include "queue.h"
 
-void nvq_opts_init(struct nvq_opts *opts)
+_Static_assert(sizeof(struct nvq_opts) == NVQ_OPTS_SIZE_VER1,
+	       "struct nvq_opts grew: add NVQ_OPTS_SIZE_VER2 and accept it");
+_Static_assert(offsetof(struct nvq_opts, cpu_lat_limit_us) ==
+		       NVQ_OPTS_SIZE_VER0,
+	       "release 0.1 fields moved");
+
+void nvq_opts_init_size(struct nvq_opts *opts, uint32_t size)
 {
-	if (!opts)
+	struct nvq_opts d = {
+		.size = size,
+		.mode = NVQ_MODE_POLL,
+		.shadow_doorbells = true,
+		.cpu_lat_limit_us = NVQ_QOS_OFF,
+		.cpu_lat_timeout_ms = NVQ_QOS_TIMEOUT_MS_DEFAULT,
+	};
+
+	if (!opts || size < sizeof(d.size))
 		return;
-	memset(opts, 0, sizeof(*opts));
-	opts->mode = NVQ_MODE_POLL;
-	opts->shadow_doorbells = true;
-	opts->cpu_lat_limit_us = NVQ_QOS_OFF;
-	opts->cpu_lat_timeout_ms = NVQ_QOS_TIMEOUT_MS_DEFAULT;
+	/* A newer caller's fields are zero: "not set" in every release. */
+	memset(opts, 0, size);
+	memcpy(opts, &d, MIN(size, sizeof(d)));
+}
+
+const char *nvq_version(void)
+{
+	return NVQ_VERSION_STRING;
 }
 
 struct status_name {
@@ -93,33 +111,33 @@ static const struct status_name status_names[] = {
 const char *nvq_status_str(uint16_t status)
 {
 	static __thread char buf[48];
-	uint16_t code = status & 0x7ff;
+	uint16_t code = status & NVQ_STATUS_CODE_MASK;
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(status_names); i++)
 		if (status_names[i].code == code)
 			return status_names[i].text;
 	snprintf(buf, sizeof(buf), "Unknown status (SCT %#x, SC %#x)",
-		 NVME_SCT(status), NVME_SC(status));
+		 NVQ_SCT(status), NVQ_SC(status));
 	return buf;
 }
 
-const struct nvme_id_ctrl *nvq_id_ctrl(const struct nvq_ctrl *ctrl)
+const struct nvq_id_ctrl *nvq_ctrl_id(const struct nvq_ctrl *ctrl)
 {
 	return ctrl ? ctrl->id : NULL;
 }
 
-uint64_t nvq_cap(const struct nvq_ctrl *ctrl)
+uint64_t nvq_ctrl_cap(const struct nvq_ctrl *ctrl)
 {
 	return ctrl ? ctrl->cap : 0;
 }
 
-uint32_t nvq_vs(const struct nvq_ctrl *ctrl)
+uint32_t nvq_ctrl_vs(const struct nvq_ctrl *ctrl)
 {
 	return ctrl ? ctrl->vs : 0;
 }
 
-const char *nvq_uri(const struct nvq_ctrl *ctrl)
+const char *nvq_ctrl_uri(const struct nvq_ctrl *ctrl)
 {
 	return ctrl ? ctrl->uri : "";
 }
@@ -153,24 +171,24 @@ int nvq_ns_info(const struct nvq_ctrl *ctrl, uint32_t nsid,
 	return 0;
 }
 
-uint32_t nvq_max_transfer(const struct nvq_ctrl *ctrl)
+uint32_t nvq_ctrl_max_transfer(const struct nvq_ctrl *ctrl)
 {
 	return ctrl ? ctrl->max_xfer : 0;
 }
 
-unsigned int nvq_queue_count(const struct nvq_ctrl *ctrl)
+unsigned int nvq_ctrl_queue_count(const struct nvq_ctrl *ctrl)
 {
 	return ctrl ? ctrl->nr_queues : 0;
 }
 
-struct nvq_queue *nvq_queue_get(struct nvq_ctrl *ctrl, unsigned int index)
+struct nvq_queue *nvq_ctrl_queue(struct nvq_ctrl *ctrl, unsigned int index)
 {
 	if (!ctrl || index >= ctrl->nr_queues)
 		return NULL;
 	return ctrl->queues[index];
 }
 
-struct nvq_queue *nvq_queue_for_cpu(struct nvq_ctrl *ctrl)
+struct nvq_queue *nvq_ctrl_queue_for_cpu(struct nvq_ctrl *ctrl)
 {
 	int cpu;
 

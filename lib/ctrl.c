@@ -26,29 +26,29 @@ static uint64_t next_uid = 1;
 static const char *admin_name(uint8_t opc)
 {
 	switch (opc) {
-	case nvme_admin_delete_sq:
+	case nvq_admin_delete_sq:
 		return "Delete I/O SQ";
-	case nvme_admin_create_sq:
+	case nvq_admin_create_sq:
 		return "Create I/O SQ";
-	case nvme_admin_get_log_page:
+	case nvq_admin_get_log_page:
 		return "Get Log Page";
-	case nvme_admin_delete_cq:
+	case nvq_admin_delete_cq:
 		return "Delete I/O CQ";
-	case nvme_admin_create_cq:
+	case nvq_admin_create_cq:
 		return "Create I/O CQ";
-	case nvme_admin_identify:
+	case nvq_admin_identify:
 		return "Identify";
-	case nvme_admin_abort_cmd:
+	case nvq_admin_abort_cmd:
 		return "Abort";
-	case nvme_admin_set_features:
+	case nvq_admin_set_features:
 		return "Set Features";
-	case nvme_admin_get_features:
+	case nvq_admin_get_features:
 		return "Get Features";
-	case nvme_admin_async_event:
+	case nvq_admin_async_event:
 		return "Asynchronous Event Request";
-	case nvme_admin_dbbuf:
+	case nvq_admin_dbbuf:
 		return "Doorbell Buffer Config";
-	case nvme_admin_format_nvm:
+	case nvq_admin_format_nvm:
 		return "Format NVM";
 	default:
 		return "admin command";
@@ -72,7 +72,7 @@ static void sleep_us(unsigned int us)
 
 static uint32_t csts(struct nvq_ctrl *c)
 {
-	return c->t->ops->reg_read32(c->t, NVME_REG_CSTS);
+	return c->t->ops->reg_read32(c->t, NVQ_REG_CSTS);
 }
 
 /*
@@ -88,14 +88,14 @@ static int wait_csts(struct nvq_ctrl *c, uint32_t mask, uint32_t want,
 
 	for (;;) {
 		v = csts(c);
-		if (v == 0xffffffffu)
+		if (v == NVQ_REG_GONE32)
 			return nvq_err(
 				-ENODEV,
 				"%s: controller is gone (CSTS reads all-ones)",
 				what);
 		if ((v & mask) == want)
 			return 0;
-		if (cfs_fails && (v & NVME_CSTS_CFS))
+		if (cfs_fails && (v & NVQ_CSTS_CFS))
 			return nvq_err(
 				-EIO,
 				"%s: controller fatal status (CSTS.CFS, CSTS %#x)",
@@ -104,8 +104,8 @@ static int wait_csts(struct nvq_ctrl *c, uint32_t mask, uint32_t want,
 			return nvq_err(-ETIMEDOUT,
 				       "%s: timed out after %u ms (CSTS %#x%s)",
 				       what, timeout_ms, v,
-				       v & NVME_CSTS_CFS ? ", fatal status" :
-							   "");
+				       v & NVQ_CSTS_CFS ? ", fatal status" :
+							  "");
 		sleep_us(delay);
 		if (delay < 1000)
 			delay *= 2;
@@ -114,7 +114,7 @@ static int wait_csts(struct nvq_ctrl *c, uint32_t mask, uint32_t want,
 
 static uint32_t cap_timeout_ms(uint64_t cap)
 {
-	uint32_t to = NVME_CAP_TO(cap);
+	uint32_t to = NVQ_CAP_TO(cap);
 
 	/* CAP.TO 0 would mean "ready at once"; give slow devices 500 ms. */
 	return (to ? to : 1) * 500u;
@@ -126,7 +126,7 @@ static uint32_t cap_timeout_ms(uint64_t cap)
 #define CRTO_CRWMT(crto) ((crto)&0xffff)
 /* CAP.CSS bit 6: I/O Command Sets; CC.CSS 110b enables all of them. */
 #define CAP_CSS_IOCSS (1u << 6)
-#define CC_CSS_ALL (6u << NVME_CC_CSS_SHIFT)
+#define CC_CSS_ALL (6u << NVQ_CC_CSS_SHIFT)
 /* Namespace Identification Descriptor types (Identify CNS 03h). */
 #define NIDT_CSI 4
 #define CSI_NVM 0
@@ -144,7 +144,7 @@ static uint32_t ready_timeout_ms(struct nvq_ctrl *c)
 	if (!(c->cap & CAP_CRWMS))
 		return ms;
 	crto = c->t->ops->reg_read32(c->t, REG_CRTO);
-	if (crto == 0xffffffffu)
+	if (crto == NVQ_REG_GONE32)
 		return ms;
 	return MAX(ms, CRTO_CRWMT(crto) * 500u);
 }
@@ -195,11 +195,11 @@ static int admin_wait(struct nvq_ctrl *c, struct nvq_admin_ctx *ctx)
 			continue;
 		}
 		v = csts(c);
-		if (v == 0xffffffffu)
+		if (v == NVQ_REG_GONE32)
 			return nvq_err(
 				-ENODEV,
 				"controller is gone (CSTS reads all-ones)");
-		if (v & NVME_CSTS_CFS)
+		if (v & NVQ_CSTS_CFS)
 			return nvq_err(-EIO,
 				       "controller fatal status (CSTS %#x)", v);
 		now = nvq_now_ns();
@@ -222,7 +222,7 @@ static int admin_wait(struct nvq_ctrl *c, struct nvq_admin_ctx *ctx)
 	}
 }
 
-int nvq_ctrl_admin(struct nvq_ctrl *c, struct nvme_sqe *sqe, void **bufp,
+int nvq_ctrl_admin(struct nvq_ctrl *c, struct nvq_sqe *sqe, void **bufp,
 		   size_t len, uint32_t *result, uint16_t *status)
 {
 	void *buf = bufp ? *bufp : NULL;
@@ -315,19 +315,19 @@ int nvq_ctrl_admin(struct nvq_ctrl *c, struct nvme_sqe *sqe, void **bufp,
 static int identify_st(struct nvq_ctrl *c, uint8_t cns, uint32_t nsid,
 		       void *out, uint16_t *status)
 {
-	struct nvme_sqe sqe = { .opcode = nvme_admin_identify };
+	struct nvq_sqe sqe = { .opcode = nvq_admin_identify };
 	void *buf;
 	int rc;
 
-	buf = nvq_mem_alloc(c->mem, NVME_IDENTIFY_DATA_SIZE, c->node, NULL);
+	buf = nvq_mem_alloc(c->mem, NVQ_IDENTIFY_DATA_SIZE, c->node, NULL);
 	if (!buf)
 		return -ENOMEM;
 	sqe.nsid = nsid;
 	sqe.cdw10 = cns;
-	rc = nvq_ctrl_admin(c, &sqe, &buf, NVME_IDENTIFY_DATA_SIZE, NULL,
+	rc = nvq_ctrl_admin(c, &sqe, &buf, NVQ_IDENTIFY_DATA_SIZE, NULL,
 			    status);
 	if (!rc)
-		memcpy(out, buf, NVME_IDENTIFY_DATA_SIZE);
+		memcpy(out, buf, NVQ_IDENTIFY_DATA_SIZE);
 	if (buf)
 		nvq_mem_free(c->mem, buf);
 	return rc;
@@ -342,7 +342,7 @@ static int simple_admin(struct nvq_ctrl *c, uint8_t opc, uint32_t cdw10,
 			uint32_t cdw11, uint64_t prp1, uint64_t prp2,
 			uint32_t *result)
 {
-	struct nvme_sqe sqe = { .opcode = opc };
+	struct nvq_sqe sqe = { .opcode = opc };
 
 	sqe.cdw10 = cdw10;
 	sqe.cdw11 = cdw11;
@@ -358,27 +358,26 @@ static int simple_admin(struct nvq_ctrl *c, uint8_t opc, uint32_t cdw10,
 static int disable(struct nvq_ctrl *c)
 {
 	struct nvq_transport *t = c->t;
-	uint32_t cc = t->ops->reg_read32(t, NVME_REG_CC);
+	uint32_t cc = t->ops->reg_read32(t, NVQ_REG_CC);
 	uint32_t st = csts(c);
 	int rc;
 
-	if (cc == 0xffffffffu || st == 0xffffffffu)
+	if (cc == NVQ_REG_GONE32 || st == NVQ_REG_GONE32)
 		return nvq_err(-ENODEV,
 			       "controller is gone (registers read all-ones)");
 	/*
 	 * Changing EN while RDY has not caught up with it is undefined; let
 	 * a controller still enabling finish first (CFS ends that early).
 	 */
-	if ((cc & NVME_CC_EN) && !(st & NVME_CSTS_RDY) &&
-	    !(st & NVME_CSTS_CFS)) {
-		rc = wait_csts(c, NVME_CSTS_RDY, NVME_CSTS_RDY, c->ready_ms,
-			       true, "waiting for the previous enable");
+	if ((cc & NVQ_CC_EN) && !(st & NVQ_CSTS_RDY) && !(st & NVQ_CSTS_CFS)) {
+		rc = wait_csts(c, NVQ_CSTS_RDY, NVQ_CSTS_RDY, c->ready_ms, true,
+			       "waiting for the previous enable");
 		if (rc && rc != -EIO)
 			return rc;
 	}
-	if (cc & NVME_CC_EN)
-		t->ops->reg_write32(t, NVME_REG_CC, cc & ~NVME_CC_EN);
-	return wait_csts(c, NVME_CSTS_RDY, 0, c->ready_ms, false,
+	if (cc & NVQ_CC_EN)
+		t->ops->reg_write32(t, NVQ_REG_CC, cc & ~NVQ_CC_EN);
+	return wait_csts(c, NVQ_CSTS_RDY, 0, c->ready_ms, false,
 			 "disabling the controller (CC.EN=0)");
 }
 
@@ -401,11 +400,11 @@ static int enable(struct nvq_ctrl *c)
 	uint32_t cc;
 	int rc;
 
-	c->asq_mem = nvq_mem_alloc(c->mem, NVQ_ADMIN_DEPTH * NVME_SQE_SIZE,
+	c->asq_mem = nvq_mem_alloc(c->mem, NVQ_ADMIN_DEPTH * NVQ_SQE_SIZE,
 				   c->node, &asq_iova);
 	if (c->asq_mem)
 		c->acq_mem = nvq_mem_alloc(c->mem,
-					   NVQ_ADMIN_DEPTH * NVME_CQE_SIZE,
+					   NVQ_ADMIN_DEPTH * NVQ_CQE_SIZE,
 					   c->node, &acq_iova);
 	if (!c->asq_mem || !c->acq_mem)
 		return nvq_err(-ENOMEM, "cannot allocate the admin queue: %s",
@@ -416,19 +415,19 @@ static int enable(struct nvq_ctrl *c)
 	if (rc)
 		return rc;
 
-	t->ops->reg_write32(t, NVME_REG_AQA,
-			    NVME_AQA(NVQ_ADMIN_DEPTH - 1, NVQ_ADMIN_DEPTH - 1));
-	t->ops->reg_write64(t, NVME_REG_ASQ, asq_iova);
-	t->ops->reg_write64(t, NVME_REG_ACQ, acq_iova);
+	t->ops->reg_write32(t, NVQ_REG_AQA,
+			    NVQ_AQA(NVQ_ADMIN_DEPTH - 1, NVQ_ADMIN_DEPTH - 1));
+	t->ops->reg_write64(t, NVQ_REG_ASQ, asq_iova);
+	t->ops->reg_write64(t, NVQ_REG_ACQ, acq_iova);
 	/* As Linux does: 110b whenever the controller has I/O Command Sets;
 	 * scan_namespaces() then keeps the NVM ones. */
-	cc = NVME_CC_EN | (c->iocss ? CC_CSS_ALL : NVME_CC_CSS_NVM) |
-	     (0u << NVME_CC_MPS_SHIFT) | NVME_CC_AMS_RR | NVME_CC_SHN_NONE |
-	     (NVME_SQES_LOG2 << NVME_CC_IOSQES_SHIFT) |
-	     (NVME_CQES_LOG2 << NVME_CC_IOCQES_SHIFT);
-	t->ops->reg_write32(t, NVME_REG_CC, cc);
+	cc = NVQ_CC_EN | (c->iocss ? CC_CSS_ALL : NVQ_CC_CSS_NVM) |
+	     (0u << NVQ_CC_MPS_SHIFT) | NVQ_CC_AMS_RR | NVQ_CC_SHN_NONE |
+	     (NVQ_SQES_LOG2 << NVQ_CC_IOSQES_SHIFT) |
+	     (NVQ_CQES_LOG2 << NVQ_CC_IOCQES_SHIFT);
+	t->ops->reg_write32(t, NVQ_REG_CC, cc);
 	c->enabled = true;
-	return wait_csts(c, NVME_CSTS_RDY, NVME_CSTS_RDY, c->ready_ms, true,
+	return wait_csts(c, NVQ_CSTS_RDY, NVQ_CSTS_RDY, c->ready_ms, true,
 			 "enabling the controller (CC.EN=1)");
 }
 
@@ -436,47 +435,45 @@ static int check_cap(struct nvq_ctrl *c)
 {
 	uint64_t cap = c->cap;
 
-	if (!(NVME_CAP_CSS(cap) & (NVME_CAP_CSS_NVM | CAP_CSS_IOCSS)))
+	if (!(NVQ_CAP_CSS(cap) & (NVQ_CAP_CSS_NVM | CAP_CSS_IOCSS)))
 		return nvq_err(
 			-ENOTSUP,
 			"controller supports neither the NVM command set nor I/O Command Sets (CAP.CSS %#x)",
-			NVME_CAP_CSS(cap));
-	c->iocss = NVME_CAP_CSS(cap) & CAP_CSS_IOCSS;
-	if (NVME_CAP_MPSMIN(cap) > 0 ||
-	    NVME_CAP_MPSMAX(cap) < NVME_CAP_MPSMIN(cap))
+			NVQ_CAP_CSS(cap));
+	c->iocss = NVQ_CAP_CSS(cap) & CAP_CSS_IOCSS;
+	if (NVQ_CAP_MPSMIN(cap) > 0 ||
+	    NVQ_CAP_MPSMAX(cap) < NVQ_CAP_MPSMIN(cap))
 		return nvq_err(
 			-ENOTSUP,
 			"controller memory page sizes %u..%u bytes exclude the 4096 nvq uses",
-			4096u << NVME_CAP_MPSMIN(cap),
-			4096u << NVME_CAP_MPSMAX(cap));
-	if (NVME_CAP_MQES(cap) < 1)
+			4096u << NVQ_CAP_MPSMIN(cap),
+			4096u << NVQ_CAP_MPSMAX(cap));
+	if (NVQ_CAP_MQES(cap) < 1)
 		return nvq_err(-EIO, "controller reports CAP.MQES 0 (invalid)");
 	return 0;
 }
 
 static int identify_ctrl(struct nvq_ctrl *c)
 {
-	struct nvme_id_ctrl *id;
+	struct nvq_id_ctrl *id;
 	int rc;
 
 	id = malloc(sizeof(*id));
 	if (!id)
 		return nvq_err(-ENOMEM, "out of memory");
-	rc = identify(c, NVME_ID_CNS_CTRL, 0, id);
+	rc = identify(c, NVQ_ID_CNS_CTRL, 0, id);
 	if (rc) {
 		free(id);
 		return rc;
 	}
 	c->id = id;
 	/* SQES/CQES: bits 3:0 required size, 7:4 maximum (log2). */
-	if ((id->sqes & 0xf) > NVME_SQES_LOG2 ||
-	    (id->sqes >> 4) < NVME_SQES_LOG2)
+	if ((id->sqes & 0xf) > NVQ_SQES_LOG2 || (id->sqes >> 4) < NVQ_SQES_LOG2)
 		return nvq_err(
 			-ENOTSUP,
 			"controller SQ entry sizes (SQES %#x) exclude 64 bytes",
 			id->sqes);
-	if ((id->cqes & 0xf) > NVME_CQES_LOG2 ||
-	    (id->cqes >> 4) < NVME_CQES_LOG2)
+	if ((id->cqes & 0xf) > NVQ_CQES_LOG2 || (id->cqes >> 4) < NVQ_CQES_LOG2)
 		return nvq_err(
 			-ENOTSUP,
 			"controller CQ entry sizes (CQES %#x) exclude 16 bytes",
@@ -494,18 +491,18 @@ static int identify_ctrl(struct nvq_ctrl *c)
  * when there are more than 16 formats; below that they are reserved (the
  * host ignores them: NVMe 2.0, Identify Namespace FLBAS).
  */
-static unsigned int flbas_index(const struct nvme_id_ns *id)
+static unsigned int flbas_index(const struct nvq_id_ns *id)
 {
 	if (id->nlbaf < 16)
-		return id->flbas & NVME_NS_FLBAS_LBA_MASK;
-	return nvme_flbas_index(id->flbas);
+		return id->flbas & NVQ_NS_FLBAS_LBA_MASK;
+	return nvq_flbas_index(id->flbas);
 }
 
-static const char *ns_unusable(struct nvq_ctrl *c, const struct nvme_id_ns *id,
+static const char *ns_unusable(struct nvq_ctrl *c, const struct nvq_id_ns *id,
 			       char *why, size_t len)
 {
 	unsigned int idx = flbas_index(id);
-	const struct nvme_lbaf *f;
+	const struct nvq_lbaf *f;
 
 	if (!id->nsze) {
 		snprintf(why, len, "size is 0");
@@ -527,8 +524,8 @@ static const char *ns_unusable(struct nvq_ctrl *c, const struct nvme_id_ns *id,
 			why, len,
 			"%u bytes of metadata per block (%s) are not supported",
 			f->ms,
-			id->flbas & NVME_NS_FLBAS_META_EXT ? "extended LBA" :
-							     "separate buffer");
+			id->flbas & NVQ_NS_FLBAS_META_EXT ? "extended LBA" :
+							    "separate buffer");
 		return why;
 	}
 	if ((1u << f->ds) > c->max_xfer) {
@@ -550,18 +547,18 @@ static const char *ns_unusable(struct nvq_ctrl *c, const struct nvme_id_ns *id,
 static const char *ns_not_nvm(struct nvq_ctrl *c, uint32_t nsid, char *why,
 			      size_t len)
 {
-	uint8_t *d = malloc(NVME_IDENTIFY_DATA_SIZE);
+	uint8_t *d = malloc(NVQ_IDENTIFY_DATA_SIZE);
 	const char *bad = NULL;
 	size_t off = 0;
 
-	if (!d || identify(c, NVME_ID_CNS_NS_DESC_LIST, nsid, d)) {
+	if (!d || identify(c, NVQ_ID_CNS_NS_DESC_LIST, nsid, d)) {
 		free(d);
 		return NULL;
 	}
-	while (off + 4 <= NVME_IDENTIFY_DATA_SIZE && d[off]) {
+	while (off + 4 <= NVQ_IDENTIFY_DATA_SIZE && d[off]) {
 		uint8_t nidt = d[off], nidl = d[off + 1];
 
-		if (off + 4 + nidl > NVME_IDENTIFY_DATA_SIZE)
+		if (off + 4 + nidl > NVQ_IDENTIFY_DATA_SIZE)
 			break;
 		if (nidt == NIDT_CSI && nidl >= 1 && d[off + 4] != CSI_NVM) {
 			snprintf(why, len,
@@ -627,18 +624,18 @@ static int active_nsids(struct nvq_ctrl *c, uint32_t *ids, unsigned int *nr,
 
 	*all = false;
 	/* CNS 02h is NVMe 1.1; a 1.0 controller may read it as CNS 00h. */
-	if (c->vs < NVME_VS(1, 1, 0)) {
+	if (c->vs < NVQ_VS(1, 1, 0)) {
 		scan_all(c, ids, nr, all, notes, notes_len);
 		return 0;
 	}
-	list = malloc(NVME_IDENTIFY_DATA_SIZE);
+	list = malloc(NVQ_IDENTIFY_DATA_SIZE);
 	if (!list)
 		return nvq_err(-ENOMEM, "out of memory");
 	for (page = 0;; page++) {
-		rc = identify_st(c, NVME_ID_CNS_NS_ACTIVE_LIST, start, list,
+		rc = identify_st(c, NVQ_ID_CNS_NS_ACTIVE_LIST, start, list,
 				 &st);
 		if (rc == -EIO && page == 0 &&
-		    (st & 0x7ff) == NVME_SC_INVALID_FIELD) {
+		    (st & NVQ_STATUS_CODE_MASK) == NVQ_SC_INVALID_FIELD) {
 			free(list);
 			scan_all(c, ids, nr, all, notes, notes_len);
 			return 0;
@@ -650,7 +647,7 @@ static int active_nsids(struct nvq_ctrl *c, uint32_t *ids, unsigned int *nr,
 
 			if (!id)
 				break;
-			if (id <= start || id > nn || id == 0xffffffffu) {
+			if (id <= start || id > nn || id == NVQ_NSID_ALL) {
 				note(notes, notes_len,
 				     "bad active namespace list entry %u (nsid %u after %u, NN %u); rest ignored",
 				     page * 1024 + i, id, start, nn);
@@ -677,7 +674,7 @@ static int active_nsids(struct nvq_ctrl *c, uint32_t *ids, unsigned int *nr,
 
 static int scan_namespaces(struct nvq_ctrl *c, char *notes, size_t notes_len)
 {
-	struct nvme_id_ns *id = NULL;
+	struct nvq_id_ns *id = NULL;
 	uint32_t *ids;
 	unsigned int nr = 0, i;
 	bool all = false;
@@ -707,7 +704,7 @@ static int scan_namespaces(struct nvq_ctrl *c, char *notes, size_t notes_len)
 			free(ids);
 			return nvq_err(-ENOMEM, "out of memory");
 		}
-		rc = identify(c, NVME_ID_CNS_NS, ids[i], id);
+		rc = identify(c, NVQ_ID_CNS_NS, ids[i], id);
 		if (rc) {
 			note(notes, notes_len, "namespace %u skipped: %s",
 			     ids[i], nvq_errmsg());
@@ -756,10 +753,10 @@ static int setup_dbbuf(struct nvq_ctrl *c, char *notes, size_t notes_len)
 	uint64_t db_iova, ei_iova;
 	int rc;
 
-	if (!(c->id->oacs & NVME_CTRL_OACS_DBBUF) || !c->opts.shadow_doorbells)
+	if (!(c->id->oacs & NVQ_CTRL_OACS_DBBUF) || !c->opts.shadow_doorbells)
 		return 0;
 	/* One memory page each; the highest CQ doorbell must fit in it. */
-	if (nvme_cq_db_index((uint16_t)c->nr_queues, c->dstrd) >=
+	if (nvq_cq_db_index((uint16_t)c->nr_queues, c->dstrd) >=
 	    NVQ_PAGE_SIZE / 4) {
 		note(notes, notes_len,
 		     "shadow doorbells not used: %u queues with stride %u do not fit one page",
@@ -771,7 +768,7 @@ static int setup_dbbuf(struct nvq_ctrl *c, char *notes, size_t notes_len)
 	if (!c->dbbuf_db || !c->dbbuf_ei)
 		rc = -ENOMEM;
 	else
-		rc = simple_admin(c, nvme_admin_dbbuf, 0, 0, db_iova, ei_iova,
+		rc = simple_admin(c, nvq_admin_dbbuf, 0, 0, db_iova, ei_iova,
 				  NULL);
 	if (rc) {
 		note(notes, notes_len, "shadow doorbells not used: %s",
@@ -838,9 +835,9 @@ static int create_queue(struct nvq_ctrl *c, unsigned int i, uint32_t depth)
 	uint32_t cdw11;
 	int rc;
 
-	sq = nvq_mem_alloc(c->mem, (size_t)depth * NVME_SQE_SIZE, node,
+	sq = nvq_mem_alloc(c->mem, (size_t)depth * NVQ_SQE_SIZE, node,
 			   &sq_iova);
-	cq = sq ? nvq_mem_alloc(c->mem, (size_t)depth * NVME_CQE_SIZE, node,
+	cq = sq ? nvq_mem_alloc(c->mem, (size_t)depth * NVQ_CQE_SIZE, node,
 				&cq_iova) :
 		  NULL;
 	if (!sq || !cq) {
@@ -866,22 +863,22 @@ static int create_queue(struct nvq_ctrl *c, unsigned int i, uint32_t depth)
 			goto free_queue;
 	}
 
-	cdw11 = NVME_QUEUE_PHYS_CONTIG | vec << NVME_CQ_IV_SHIFT;
+	cdw11 = NVQ_QUEUE_PHYS_CONTIG | vec << NVQ_CQ_IV_SHIFT;
 	if (c->opts.mode != NVQ_MODE_POLL)
-		cdw11 |= NVME_CQ_IRQ_ENABLED;
-	rc = simple_admin(c, nvme_admin_create_cq, (depth - 1) << 16 | qid,
+		cdw11 |= NVQ_CQ_IRQ_ENABLED;
+	rc = simple_admin(c, nvq_admin_create_cq, (depth - 1) << 16 | qid,
 			  cdw11, cq_iova, 0, NULL);
 	if (rc)
 		goto free_queue;
-	rc = simple_admin(c, nvme_admin_create_sq, (depth - 1) << 16 | qid,
-			  NVME_QUEUE_PHYS_CONTIG |
-				  (uint32_t)qid << NVME_SQ_CQID_SHIFT,
+	rc = simple_admin(c, nvq_admin_create_sq, (depth - 1) << 16 | qid,
+			  NVQ_QUEUE_PHYS_CONTIG | (uint32_t)qid
+							  << NVQ_SQ_CQID_SHIFT,
 			  sq_iova, 0, NULL);
 	if (rc) {
 		char msg[256];
 
 		snprintf(msg, sizeof(msg), "%s", nvq_errmsg());
-		simple_admin(c, nvme_admin_delete_cq, qid, 0, 0, 0, NULL);
+		simple_admin(c, nvq_admin_delete_cq, qid, 0, 0, 0, NULL);
 		nvq_err(rc, "%s", msg);
 		goto free_queue;
 	}
@@ -970,15 +967,15 @@ static int setup_io_queues(struct nvq_ctrl *c, char *notes, size_t notes_len)
 
 	want = c->opts.nr_queues ? c->opts.nr_queues : c->nr_cpus;
 	want = MIN(want, NVQ_MAX_QUEUES);
-	rc = simple_admin(c, nvme_admin_set_features, NVME_FEAT_NUM_QUEUES,
-			  NVME_NUM_QUEUES(want, want), 0, 0, &result);
+	rc = simple_admin(c, nvq_admin_set_features, NVQ_FEAT_NUM_QUEUES,
+			  NVQ_NUM_QUEUES(want, want), 0, 0, &result);
 	if (rc)
 		return rc;
 	granted = MIN((result & 0xffff) + 1, (result >> 16) + 1);
 	c->nr_queues = MIN(want, granted);
 
 	depth = c->opts.queue_depth ? c->opts.queue_depth : 256;
-	depth = MIN(depth, NVME_CAP_MQES(c->cap) + 1);
+	depth = MIN(depth, NVQ_CAP_MQES(c->cap) + 1);
 
 	rc = setup_vectors(c);
 	if (rc)
@@ -1049,17 +1046,17 @@ static void shutdown_ctrl(struct nvq_ctrl *c)
 	/* RTD3E in us, clamped to 5..60 s as the kernel does. */
 	if (rtd3e)
 		ms = MIN(MAX(rtd3e / 1000, 5000u), 60000u);
-	cc = t->ops->reg_read32(t, NVME_REG_CC);
-	if (cc == 0xffffffffu)
+	cc = t->ops->reg_read32(t, NVQ_REG_CC);
+	if (cc == NVQ_REG_GONE32)
 		return;
 	/* Never got ready (fatal status at enable): nothing to flush. */
-	if (!(csts(c) & NVME_CSTS_RDY)) {
+	if (!(csts(c) & NVQ_CSTS_RDY)) {
 		disable(c);
 		return;
 	}
-	cc = (cc & ~NVME_CC_SHN_MASK) | NVME_CC_SHN_NORMAL;
-	t->ops->reg_write32(t, NVME_REG_CC, cc);
-	if (!wait_csts(c, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_CMPLT, ms, false,
+	cc = (cc & ~NVQ_CC_SHN_MASK) | NVQ_CC_SHN_NORMAL;
+	t->ops->reg_write32(t, NVQ_REG_CC, cc);
+	if (!wait_csts(c, NVQ_CSTS_SHST_MASK, NVQ_CSTS_SHST_CMPLT, ms, false,
 		       "shutting down"))
 		return;
 	/* No orderly shutdown: a reset at least stops all DMA. */
@@ -1081,7 +1078,7 @@ static void teardown(struct nvq_ctrl *c)
 	nvq_qos_ctrl_destroy(c->qos);
 	c->qos = NULL;
 
-	if (alive && csts(c) == 0xffffffffu)
+	if (alive && csts(c) == NVQ_REG_GONE32)
 		alive = false;
 	for (i = 0; i < c->nr_queues; i++)
 		if (c->queues[i])
@@ -1093,20 +1090,20 @@ static void teardown(struct nvq_ctrl *c)
 	 */
 	for (i = 0; alive && i < c->nr_queues; i++)
 		if (c->queues[i] &&
-		    simple_admin(c, nvme_admin_delete_sq, c->queues[i]->qid, 0,
+		    simple_admin(c, nvq_admin_delete_sq, c->queues[i]->qid, 0,
 				 0, 0, NULL) &&
-		    csts(c) == 0xffffffffu)
+		    csts(c) == NVQ_REG_GONE32)
 			alive = false;
 	for (i = 0; i < c->nr_queues; i++)
 		if (c->queues[i])
 			nvq_queue_reap(c->queues[i], 0);
 	for (i = 0; alive && i < c->nr_queues; i++)
 		if (c->queues[i] &&
-		    simple_admin(c, nvme_admin_delete_cq, c->queues[i]->qid, 0,
+		    simple_admin(c, nvq_admin_delete_cq, c->queues[i]->qid, 0,
 				 0, 0, NULL) &&
-		    csts(c) == 0xffffffffu)
+		    csts(c) == NVQ_REG_GONE32)
 			alive = false;
-	if (c->enabled && csts(c) != 0xffffffffu)
+	if (c->enabled && csts(c) != NVQ_REG_GONE32)
 		shutdown_ctrl(c);
 
 	/* The device no longer completes or DMAs: cancel what is left. */
@@ -1155,6 +1152,35 @@ static void teardown(struct nvq_ctrl *c)
 	free(c);
 }
 
+/*
+ * Copy the caller's options, whatever release it was built with: the
+ * fields it knows, defaults for the rest. A newer caller's fields that
+ * this library does not know must be zero (the clone3() rule), so that an
+ * option it relies on is never silently ignored.
+ */
+static int copy_opts(struct nvq_opts *dst, const struct nvq_opts *src)
+{
+	size_t n = src->size, i;
+
+	/* nvq_open() must not read past what the caller owns. */
+
+	if (n != NVQ_OPTS_SIZE_VER0 && n < NVQ_OPTS_SIZE_VER1)
+		return nvq_err(
+			-EINVAL,
+			"nvq_open: opts.size %zu is not a released size of struct nvq_opts (set up opts with nvq_opts_init())",
+			n);
+	for (i = sizeof(*dst); i < n; i++)
+		if (((const unsigned char *)src)[i])
+			return nvq_err(
+				-E2BIG,
+				"nvq_open: opts has fields this library (%s) does not know (byte %zu of %zu is set); upgrade libnvq",
+				nvq_version(), i, n);
+	nvq_opts_init(dst);
+	memcpy(dst, src, MIN(n, sizeof(*dst)));
+	dst->size = sizeof(*dst);
+	return 0;
+}
+
 static int check_opts(const struct nvq_opts *o)
 {
 	if (o->mode != NVQ_MODE_POLL && o->mode != NVQ_MODE_WAIT &&
@@ -1185,6 +1211,25 @@ static int check_opts(const struct nvq_opts *o)
 	return 0;
 }
 
+/*
+ * The lock mode of shared queues. One lock for both halves exists only in
+ * the benchmark build of the library (NVQ_BENCH_SINGLE_LOCK), so that the
+ * library applications link pays nothing for it on the completion path.
+ */
+static int lock_mode(unsigned int flags, enum nvq_lock_mode *mode)
+{
+	*mode = NVQ_LOCK_SPLIT;
+	if (!(flags & NVQ_OPEN_SINGLE_LOCK))
+		return 0;
+#ifdef NVQ_BENCH_SINGLE_LOCK
+	*mode = NVQ_LOCK_SINGLE;
+	return 0;
+#else
+	return nvq_err(-EOPNOTSUPP,
+		       "single-lock queues exist only in the benchmark build");
+#endif
+}
+
 /* Tear down a half-open controller, keeping the message of the failure. */
 static int fail_open(struct nvq_ctrl *c, int rc)
 {
@@ -1199,9 +1244,9 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 		   unsigned int flags, struct nvq_ctrl **ctrlp)
 {
 	struct nvq_ctrl *c;
-	char notes[512] = "";
+	char notes[NVQ_NOTES_LEN] = "";
 	long ncpu;
-	int rc, i;
+	int rc = 0, i;
 
 	if (!ctrlp)
 		return nvq_err(-EINVAL, "nvq_open: NULL ctrl pointer");
@@ -1213,16 +1258,15 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 		return nvq_err(-ENOMEM, "out of memory");
 	pthread_mutex_init(&c->admin_lock, NULL);
 	if (opts)
-		c->opts = *opts;
+		rc = copy_opts(&c->opts, opts);
 	else
 		nvq_opts_init(&c->opts);
-	rc = check_opts(&c->opts);
+	if (!rc)
+		rc = check_opts(&c->opts);
+	if (!rc)
+		rc = lock_mode(flags, &c->lock_mode);
 	if (rc)
 		goto fail;
-	c->lock_mode = (flags & NVQ_OPEN_SINGLE_LOCK) ||
-				       c->opts.bench_single_lock ?
-			       NVQ_LOCK_SINGLE :
-			       NVQ_LOCK_SPLIT;
 	c->uid = __atomic_fetch_add(&next_uid, 1, __ATOMIC_RELAXED);
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	c->nr_cpus = ncpu > 0 ? (unsigned int)ncpu : 1;
@@ -1257,15 +1301,15 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 			goto fail;
 	}
 
-	c->cap = c->t->ops->reg_read64(c->t, NVME_REG_CAP);
-	if (c->cap == ~0ull) {
+	c->cap = c->t->ops->reg_read64(c->t, NVQ_REG_CAP);
+	if (c->cap == NVQ_REG_GONE64) {
 		rc = nvq_err(-ENODEV,
 			     "%s: controller is gone (CAP reads all-ones)",
 			     uri);
 		goto fail;
 	}
-	c->vs = c->t->ops->reg_read32(c->t, NVME_REG_VS);
-	c->dstrd = NVME_CAP_DSTRD(c->cap);
+	c->vs = c->t->ops->reg_read32(c->t, NVQ_REG_VS);
+	c->dstrd = NVQ_CAP_DSTRD(c->cap);
 	c->ready_ms = ready_timeout_ms(c);
 	c->admin_timeout_ms = c->opts.admin_timeout_ms ?
 				      c->opts.admin_timeout_ms :
@@ -1286,10 +1330,10 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 		rc = setup_io_queues(c, notes, sizeof(notes));
 	if (rc)
 		goto fail;
-	*ctrlp = c;
 	/* What was skipped is worth telling, though nvq_open() succeeded. */
-	if (notes[0])
-		nvq_err(0, "%s", notes);
+	memcpy(c->notes, notes, sizeof(c->notes));
+	nvq_err_clear();
+	*ctrlp = c;
 	return 0;
 
 fail:
@@ -1306,6 +1350,11 @@ void nvq_close(struct nvq_ctrl *ctrl)
 {
 	if (ctrl)
 		teardown(ctrl);
+}
+
+const char *nvq_ctrl_notes(const struct nvq_ctrl *ctrl)
+{
+	return ctrl ? ctrl->notes : "";
 }
 
 struct nvq_qos_ctrl *nvq_ctrl_qos(struct nvq_ctrl *ctrl)

@@ -14,6 +14,7 @@
 #include "nvq/nvq.h"
 #include "dmapool.h"
 #include "mem.h"
+#include "bench.h"
 #include "queue.h"
 #include "transport.h"
 
@@ -28,12 +29,15 @@
 /* Per-command transfer cap when MDTS is 0 or larger (NVQ_PRP_MAX_LISTS). */
 #define NVQ_MAX_XFER (2u << 20)
 
+/* Bytes of bring-up notes kept per controller. */
+#define NVQ_NOTES_LEN 512
+
 struct nvq_ns {
 	uint32_t nsid;
 	uint32_t lbads; /* log2 of the LBA size */
 	uint64_t nlba;
 	uint32_t max_blocks; /* blocks per command */
-	struct nvme_id_ns *id;
+	struct nvq_id_ns *id;
 };
 
 /* A synchronous admin command in flight (see ctrl.c). */
@@ -62,7 +66,7 @@ struct nvq_ctrl {
 	uint32_t ready_ms; /* CSTS.RDY may take this long to follow CC.EN */
 	bool iocss; /* CAP.CSS has I/O Command Sets: CC.CSS is 110b */
 	uint32_t max_xfer; /* bytes per command, after the driver's caps */
-	struct nvme_id_ctrl *id;
+	struct nvq_id_ctrl *id;
 	bool enabled; /* CC.EN was set by us */
 
 	/* Per NUMA node pools; index = node. */
@@ -94,18 +98,10 @@ struct nvq_ctrl {
 
 	/* CPU latency QoS knobs and the queues' activity (qos.h). */
 	struct nvq_qos_ctrl *qos;
+
+	/* What bring-up skipped or chose, for nvq_ctrl_notes(). */
+	char notes[NVQ_NOTES_LEN];
 };
-
-/* Internal flags for nvq_open_flags(). */
-#define NVQ_OPEN_SINGLE_LOCK (1u << 0) /* one lock per queue (benchmark) */
-
-/*
- * nvq_open() with internal flags. NVQ_OPEN_SINGLE_LOCK makes shared queues
- * use one lock for both halves, the baseline of the split-lock benchmark;
- * a public option can map onto this later.
- */
-int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
-		   unsigned int flags, struct nvq_ctrl **ctrl);
 
 /*
  * Run one admin command synchronously: @sqe (CID and PRPs are filled in),
@@ -115,7 +111,7 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
  * NULL and the controller frees it once the device completes the command
  * or at close.
  */
-int nvq_ctrl_admin(struct nvq_ctrl *ctrl, struct nvme_sqe *sqe, void **bufp,
+int nvq_ctrl_admin(struct nvq_ctrl *ctrl, struct nvq_sqe *sqe, void **bufp,
 		   size_t len, uint32_t *result, uint16_t *status);
 
 /* The active namespace @nsid, or NULL. Hot path. */

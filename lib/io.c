@@ -41,7 +41,7 @@ static inline struct nvq_mem_cache *mem_cache(struct nvq_queue *q)
 
 static inline void sqe_init(struct nvq_cmd *cmd, uint8_t opc, uint32_t nsid)
 {
-	struct nvme_sqe *sqe = &cmd->sqe;
+	struct nvq_sqe *sqe = &cmd->sqe;
 
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = opc;
@@ -65,7 +65,7 @@ static inline int build_rw(struct nvq_queue *q, struct nvq_cmd *cmd,
 			len);
 	cmd->sqe.cdw10 = (uint32_t)slba;
 	cmd->sqe.cdw11 = (uint32_t)(slba >> 32);
-	cmd->sqe.cdw12 = (nlb - 1) | (flags & NVQ_IO_FUA ? NVME_RW_FUA : 0);
+	cmd->sqe.cdw12 = (nlb - 1) | (flags & NVQ_IO_FUA ? NVQ_RW_FUA : 0);
 	return 0;
 }
 
@@ -183,15 +183,14 @@ submit_rw(struct nvq_queue *q, uint8_t opc, uint32_t nsid, const void *buf,
 int nvq_read(struct nvq_queue *q, uint32_t nsid, void *buf, uint64_t slba,
 	     uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg)
 {
-	return submit_rw(q, nvme_cmd_read, nsid, buf, slba, nlb, flags, cb,
-			 arg);
+	return submit_rw(q, nvq_cmd_read, nsid, buf, slba, nlb, flags, cb, arg);
 }
 
 int nvq_write(struct nvq_queue *q, uint32_t nsid, const void *buf,
 	      uint64_t slba, uint32_t nlb, unsigned int flags, nvq_cb cb,
 	      void *arg)
 {
-	return submit_rw(q, nvme_cmd_write, nsid, buf, slba, nlb, flags, cb,
+	return submit_rw(q, nvq_cmd_write, nsid, buf, slba, nlb, flags, cb,
 			 arg);
 }
 
@@ -209,7 +208,7 @@ int nvq_flush(struct nvq_queue *q, uint32_t nsid, unsigned int flags, nvq_cb cb,
 	 * VWC.FB is 10b: then the device fails it (NVMe 2.0, Identify
 	 * Controller VWC).
 	 */
-	if (nsid == 0xffffffffu) {
+	if (nsid == NVQ_NSID_ALL) {
 		if (((q->ctrl->id->vwc >> 1) & 3) == 2)
 			return nvq_err(
 				-ENOTSUP,
@@ -220,7 +219,7 @@ int nvq_flush(struct nvq_queue *q, uint32_t nsid, unsigned int flags, nvq_cb cb,
 	cmd = nvq_queue_get_cmds(q, 1);
 	if (!cmd)
 		return -EAGAIN;
-	sqe_init(cmd, nvme_cmd_flush, nsid);
+	sqe_init(cmd, nvq_cmd_flush, nsid);
 	cmd->cb = cb;
 	cmd->arg = arg;
 	nvq_queue_post(q, cmd, flags);
@@ -230,7 +229,7 @@ int nvq_flush(struct nvq_queue *q, uint32_t nsid, unsigned int flags, nvq_cb cb,
 int nvq_write_zeroes(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 		     uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg)
 {
-	const struct nvq_ns *ns = nvq_ctrl_ns(q->ctrl, nsid);
+	const struct nvq_ns *ns;
 	struct nvq_cmd *lead, *cmd;
 	uint32_t n, per, done = 0;
 	int rc;
@@ -238,10 +237,11 @@ int nvq_write_zeroes(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 	rc = check_common(q, flags, cb);
 	if (rc)
 		return rc;
+	ns = nvq_ctrl_ns(q->ctrl, nsid);
 	rc = check_range(ns, nsid, slba, nlb);
 	if (rc)
 		return rc;
-	if (!(q->ctrl->id->oncs & NVME_CTRL_ONCS_WRITE_ZEROES))
+	if (!(q->ctrl->id->oncs & NVQ_CTRL_ONCS_WRITE_ZEROES))
 		return nvq_err(-ENOTSUP,
 			       "the controller does not support Write Zeroes");
 	/*
@@ -259,11 +259,11 @@ int nvq_write_zeroes(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 	for (cmd = lead; cmd; cmd = cmd->next) {
 		uint32_t k = MIN(per, nlb - done);
 
-		sqe_init(cmd, nvme_cmd_write_zeroes, nsid);
+		sqe_init(cmd, nvq_cmd_write_zeroes, nsid);
 		cmd->sqe.cdw10 = (uint32_t)(slba + done);
 		cmd->sqe.cdw11 = (uint32_t)((slba + done) >> 32);
 		cmd->sqe.cdw12 = (k - 1) |
-				 (flags & NVQ_IO_FUA ? NVME_RW_FUA : 0);
+				 (flags & NVQ_IO_FUA ? NVQ_RW_FUA : 0);
 		done += k;
 	}
 	lead->cb = cb;
@@ -275,7 +275,7 @@ int nvq_write_zeroes(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 int nvq_deallocate(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 		   uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg)
 {
-	struct nvme_dsm_range *range;
+	struct nvq_dsm_range *range;
 	struct nvq_cmd *cmd;
 	uint64_t iova;
 	int rc;
@@ -286,7 +286,7 @@ int nvq_deallocate(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 	rc = check_range(nvq_ctrl_ns(q->ctrl, nsid), nsid, slba, nlb);
 	if (rc)
 		return rc;
-	if (!(q->ctrl->id->oncs & NVME_CTRL_ONCS_DSM))
+	if (!(q->ctrl->id->oncs & NVQ_CTRL_ONCS_DSM))
 		return nvq_err(
 			-ENOTSUP,
 			"the controller does not support Dataset Management");
@@ -305,10 +305,10 @@ int nvq_deallocate(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 	range->slba = slba;
 	cmd->dsm = range;
 	cmd->dsm_iova = iova;
-	sqe_init(cmd, nvme_cmd_dsm, nsid);
+	sqe_init(cmd, nvq_cmd_dsm, nsid);
 	cmd->sqe.prp1 = iova;
 	cmd->sqe.cdw10 = 0; /* NR: one range (0's based) */
-	cmd->sqe.cdw11 = NVME_DSM_AD;
+	cmd->sqe.cdw11 = NVQ_DSM_AD;
 	cmd->cb = cb;
 	cmd->arg = arg;
 	nvq_queue_post(q, cmd, flags);

@@ -672,6 +672,14 @@ static int cfg_dma(const void *arg)
 
 int nvq_qos_set_backend(enum nvq_qos_backend backend)
 {
+	if (backend != NVQ_QOS_BACKEND_SYSFS &&
+	    backend != NVQ_QOS_BACKEND_DMA_LATENCY)
+		return nvq_err(-EINVAL, "unknown QoS backend %d", (int)backend);
+	return config(cfg_kind, &backend);
+}
+
+int nvq_qos_test_set_backend(enum nvq_qos_backend backend)
+{
 	return config(cfg_kind, &backend);
 }
 

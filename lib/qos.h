@@ -142,7 +142,17 @@ int nvq_qos_set_dma_latency_path(const char *path);
 int nvq_qos_auto_pick(const char *sysfs_root, int *limit_us, char *reason,
 		      size_t len);
 
-/* ---- for tests: the recording backend's log ---- */
+/* ---- for tests: the recording backend and its log ---- */
+
+/*
+ * A third backend, for tests only: requests are recorded in memory (and
+ * files written only under an overridden sysfs root). Not in nvq/qos.h:
+ * nvq_qos_set_backend() refuses it; tests use nvq_qos_test_set_backend().
+ */
+#define NVQ_QOS_BACKEND_RECORD ((enum nvq_qos_backend)2)
+
+/* nvq_qos_set_backend() that also accepts NVQ_QOS_BACKEND_RECORD. */
+int nvq_qos_test_set_backend(enum nvq_qos_backend backend);
 
 /* One request that reached the backend for a CPU. */
 struct nvq_qos_record {

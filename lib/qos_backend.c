@@ -523,7 +523,7 @@ int nvq_qos_be_set(int cpu, int32_t value)
 		set_status(NA "out of memory");
 		return -ENOMEM;
 	}
-	switch (kind) {
+	switch ((int)kind) {
 	case NVQ_QOS_BACKEND_DMA_LATENCY:
 		return dma_set(f, value);
 	case NVQ_QOS_BACKEND_RECORD:
@@ -592,7 +592,7 @@ int nvq_qos_be_probe(void)
 
 const char *nvq_qos_be_name(void)
 {
-	switch (kind) {
+	switch ((int)kind) {
 	case NVQ_QOS_BACKEND_DMA_LATENCY:
 		return "cpu_dma_latency";
 	case NVQ_QOS_BACKEND_RECORD:

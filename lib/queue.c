@@ -35,16 +35,30 @@ static inline void sq_unlock(struct nvq_queue *q)
 		nvq_unlock(&q->sq_lock);
 }
 
+/*
+ * The completion side's lock word. Only the benchmark build of the library
+ * (NVQ_BENCH_SINGLE_LOCK) can point it at sq_lock; the library that
+ * applications link takes cq_lock directly, with no extra load.
+ */
+static inline uint32_t *cq_lock_word(struct nvq_queue *q)
+{
+#ifdef NVQ_BENCH_SINGLE_LOCK
+	return q->cq_lockp;
+#else
+	return &q->cq_lock;
+#endif
+}
+
 static inline void cq_lock(struct nvq_queue *q)
 {
 	if (q->cq_locked)
-		nvq_lock(q->cq_lockp);
+		nvq_lock(cq_lock_word(q));
 }
 
 static inline void cq_unlock(struct nvq_queue *q)
 {
 	if (q->cq_locked)
-		nvq_unlock(q->cq_lockp);
+		nvq_unlock(cq_lock_word(q));
 }
 
 int nvq_queue_create(const struct nvq_queue_params *p, struct nvq_queue **qp)
@@ -89,15 +103,15 @@ int nvq_queue_create(const struct nvq_queue_params *p, struct nvq_queue **qp)
 	q->sq = p->sq;
 	q->cq = p->cq;
 	q->cq_pos = 1u << 16; /* head 0, expected phase 1 */
-	q->sq_db_off = nvme_sq_db_offset(p->qid, p->dstrd);
-	q->cq_db_off = nvme_cq_db_offset(p->qid, p->dstrd);
+	q->sq_db_off = nvq_sq_db_offset(p->qid, p->dstrd);
+	q->cq_db_off = nvq_cq_db_offset(p->qid, p->dstrd);
 	if (p->dbbuf_db && p->dbbuf_ei) {
-		q->sq_shadow = p->dbbuf_db + nvme_sq_db_index(p->qid, p->dstrd);
-		q->cq_shadow = p->dbbuf_db + nvme_cq_db_index(p->qid, p->dstrd);
+		q->sq_shadow = p->dbbuf_db + nvq_sq_db_index(p->qid, p->dstrd);
+		q->cq_shadow = p->dbbuf_db + nvq_cq_db_index(p->qid, p->dstrd);
 		q->sq_eventidx =
-			p->dbbuf_ei + nvme_sq_db_index(p->qid, p->dstrd);
+			p->dbbuf_ei + nvq_sq_db_index(p->qid, p->dstrd);
 		q->cq_eventidx =
-			p->dbbuf_ei + nvme_cq_db_index(p->qid, p->dstrd);
+			p->dbbuf_ei + nvq_cq_db_index(p->qid, p->dstrd);
 	}
 
 	q->sq_lock = NVQ_LOCK_FREE;
@@ -106,11 +120,13 @@ int nvq_queue_create(const struct nvq_queue_params *p, struct nvq_queue **qp)
 	case NVQ_LOCK_NONE:
 		q->cq_lockp = &q->cq_lock;
 		break;
+#ifdef NVQ_BENCH_SINGLE_LOCK
 	case NVQ_LOCK_SINGLE:
 		/* The benchmark baseline: completion serialises on sq_lock. */
 		q->sq_locked = q->cq_locked = true;
 		q->cq_lockp = &q->sq_lock;
 		break;
+#endif
 	case NVQ_LOCK_SPLIT:
 	default:
 		q->sq_locked = q->cq_locked = true;
@@ -240,7 +256,7 @@ static inline void ring_sq(struct nvq_queue *q)
 		__atomic_exchange_n(q->sq_shadow, tail, __ATOMIC_SEQ_CST);
 		ei = (uint16_t)__atomic_load_n(q->sq_eventidx,
 					       __ATOMIC_SEQ_CST);
-		if (!nvme_dbbuf_need_event(ei, tail, old))
+		if (!nvq_dbbuf_need_event(ei, tail, old))
 			return;
 	}
 	q->t->ops->db_write(q->t, q->sq_db_off, tail);
@@ -258,7 +274,7 @@ static inline void ring_cq(struct nvq_queue *q, uint16_t head)
 		__atomic_exchange_n(q->cq_shadow, head, __ATOMIC_SEQ_CST);
 		ei = (uint16_t)__atomic_load_n(q->cq_eventidx,
 					       __ATOMIC_SEQ_CST);
-		if (!nvme_dbbuf_need_event(ei, head, old))
+		if (!nvq_dbbuf_need_event(ei, head, old))
 			return;
 	}
 	q->cq_t->ops->db_write(q->cq_t, q->cq_db_off, head);
@@ -418,19 +434,19 @@ int nvq_queue_reap(struct nvq_queue *q, unsigned int max)
 		head = pos & 0xffff;
 		phase = pos >> 16;
 		while (seen < REAP_BATCH && n < budget) {
-			struct nvme_cqe *cqe = &q->cq[head];
+			struct nvq_cqe *cqe = &q->cq[head];
 			uint16_t st =
 				__atomic_load_n(&cqe->status, __ATOMIC_ACQUIRE);
 			struct nvq_cmd *cmd;
 
-			if ((st & NVME_CQE_PHASE) != phase)
+			if ((st & NVQ_CQE_PHASE) != phase)
 				break;
 			seen++;
 			cmd = cqe_cmd(q, cqe->cid, cqe->sq_id, cqe->sq_head);
 			if (unlikely(!cmd)) {
 				bad++;
 			} else {
-				cmd->cpl_status = NVME_STATUS(st);
+				cmd->cpl_status = NVQ_STATUS(st);
 				cmd->cpl_err = nvq_status_err(cmd->cpl_status);
 				cmd->cpl_result = cqe->result;
 				cmd->cpl_dw1 = cqe->dw1;
@@ -473,7 +489,7 @@ bool nvq_queue_pending(const struct nvq_queue *q)
 	if (head >= q->cq_depth)
 		return true;
 	st = __atomic_load_n(&q->cq[head].status, __ATOMIC_ACQUIRE);
-	return (st & NVME_CQE_PHASE) == (pos >> 16);
+	return (st & NVQ_CQE_PHASE) == (pos >> 16);
 }
 
 void nvq_queue_cancel(struct nvq_queue *q)

@@ -12,7 +12,9 @@
  * Locking mode, chosen when the queue is created (checked once per batch):
  *   NVQ_LOCK_SPLIT   sq_lock / cq_lock (shared queues, the default)
  *   NVQ_LOCK_SINGLE  one lock for both halves, as the kernel did before the
- *                    split; kept only so that a benchmark can compare
+ *                    split; only in the benchmark build of the library
+ *                    (NVQ_BENCH_SINGLE_LOCK), so that a benchmark can
+ *                    compare
  *   NVQ_LOCK_NONE    exclusive queues: at most one submitting thread and
  *                    one completing thread at a time (they may differ: the
  *                    halves share nothing but the tag stack)
@@ -51,7 +53,7 @@ enum nvq_lock_mode {
  */
 struct nvq_cmd {
 	/* Built outside sq_lock, copied into the ring under it. */
-	struct nvme_sqe sqe;
+	struct nvq_sqe sqe;
 	nvq_cb cb;
 	void *arg;
 	struct nvq_cmd *lead;
@@ -91,7 +93,7 @@ struct nvq_queue {
 	uint16_t sq_tail;
 	uint16_t sq_db_last; /* tail value the device was last told */
 	uint32_t sq_db_off;
-	struct nvme_sqe *sq;
+	struct nvq_sqe *sq;
 	uint32_t *sq_shadow; /* shadow doorbell, NULL when not in use */
 	uint32_t *sq_eventidx;
 	struct nvq_transport *t;
@@ -124,14 +126,15 @@ struct nvq_queue {
 
 	/* ---- completion half: written by completers under cq_lock ---- */
 	uint32_t cq_lock __cacheline_aligned; /* futex lock word */
-	uint32_t *cq_lockp; /* &cq_lock, or &sq_lock in single mode */
+	/* &cq_lock, or &sq_lock in single mode (benchmark build only) */
+	uint32_t *cq_lockp;
 	bool cq_locked;
 	uint16_t cq_db_last;
 	uint32_t cq_depth;
 	/* head | phase << 16, atomic so waiters can peek without the lock */
 	uint32_t cq_pos;
 	uint32_t cq_db_off;
-	struct nvme_cqe *cq;
+	struct nvq_cqe *cq;
 	uint32_t *cq_shadow;
 	uint32_t *cq_eventidx;
 	struct nvq_transport *cq_t;
@@ -246,10 +249,10 @@ void nvq_cthread_stop(struct nvq_vector *v);
 /* Map a completion status field to the errno a callback sees. */
 static inline int nvq_status_err(uint16_t status)
 {
-	if (likely(!(status & 0x7ff)))
+	if (likely(!(status & NVQ_STATUS_CODE_MASK)))
 		return 0;
-	if (NVME_SCT(status) == NVME_SCT_GENERIC &&
-	    NVME_SC(status) == NVME_SC_ABORT_QUEUE)
+	if (NVQ_SCT(status) == NVQ_SCT_GENERIC &&
+	    NVQ_SC(status) == NVQ_SC_ABORT_QUEUE)
 		return -ECANCELED;
 	return -EIO;
 }

@@ -127,7 +127,7 @@ static int run_one(struct nvq_queue *q, enum sync_op op, uint32_t nsid,
 
 static struct nvq_queue *sync_queue(struct nvq_ctrl *ctrl)
 {
-	struct nvq_queue *q = ctrl ? nvq_queue_for_cpu(ctrl) : NULL;
+	struct nvq_queue *q = ctrl ? nvq_ctrl_queue_for_cpu(ctrl) : NULL;
 
 	if (!q)
 		nvq_err(-ENODEV, "%s",
@@ -252,13 +252,13 @@ int nvq_deallocate_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
 	return run_one(q, OP_DEALLOC, nsid, NULL, slba, nlb, status);
 }
 
-int nvq_admin(struct nvq_ctrl *ctrl, const struct nvme_sqe *cmd, void *buf,
+int nvq_admin(struct nvq_ctrl *ctrl, const struct nvq_sqe *cmd, void *buf,
 	      size_t len, uint32_t *result, uint16_t *status)
 {
 	/* Opcode bits 1:0: 01b host to controller, 10b controller to host,
 	 * 11b both. */
 	unsigned int dir = cmd ? cmd->opcode & 3 : 0;
-	struct nvme_sqe sqe;
+	struct nvq_sqe sqe;
 	void *bounce = NULL;
 	int rc;
 

@@ -29,7 +29,7 @@ struct nvq_transport_ops {
 			    uint64_t val);
 
 	/*
-	 * Doorbell write at byte offset @off (>= NVME_REG_DBS). Hot path: one
+	 * Doorbell write at byte offset @off (>= NVQ_REG_DBS). Hot path: one
 	 * call per batch. Has release semantics: queue memory written before
 	 * the call is visible to the device when it sees the new value.
 	 */

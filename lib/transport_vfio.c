@@ -91,7 +91,7 @@ static uint32_t slow_read32(struct vfio_transport *vt, uint32_t off)
 	uint32_t v;
 
 	if (pread(vt->device_fd, &v, 4, (off_t)(vt->bar_off + off)) != 4)
-		return 0xffffffffu;
+		return NVQ_REG_GONE32;
 	return le32toh(v);
 }
 

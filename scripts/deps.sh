@@ -14,9 +14,10 @@ if [ "$want" = test ]; then
 	# valgrind: instruction counts; fio: the fio ioengine tests and
 	# comparisons; qemu, a kernel image and a static busybox: the vfio
 	# system tests in a QEMU guest; dpkg-dev: apt-get source for fio's
-	# headers.
+	# headers; libnvme-dev and binutils: the ABI tests (nvq's headers
+	# beside libnvme's, nm -D on libnvq.so).
 	pkgs="$pkgs valgrind fio qemu-system-x86 linux-image-amd64"
-	pkgs="$pkgs busybox-static dpkg-dev"
+	pkgs="$pkgs busybox-static dpkg-dev libnvme-dev binutils"
 fi
 
 missing=""

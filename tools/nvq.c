@@ -161,8 +161,8 @@ static const char *io_msg(int err, uint16_t status, char *buf, size_t len)
 {
 	if (err == -EIO && status) {
 		snprintf(buf, len, "%s (NVMe status: SCT %#x SC %#x%s)",
-			 nvq_status_str(status), NVME_SCT(status),
-			 NVME_SC(status), NVME_DNR(status) ? ", DNR" : "");
+			 nvq_status_str(status), NVQ_SCT(status),
+			 NVQ_SC(status), NVQ_DNR(status) ? ", DNR" : "");
 		return buf;
 	}
 	return lib_msg(err);
@@ -460,7 +460,7 @@ static int get_ns(struct nvq_ctrl *ctrl, uint32_t nsid, struct nvq_ns_info *ns)
 	if (n > (int)ARRAY_SIZE(ids))
 		snprintf(list + len, sizeof(list) - len, ", ...");
 	return fail("namespace %u is not active on %s (active: %s)", nsid,
-		    nvq_uri(ctrl), n > 0 ? list : "none");
+		    nvq_ctrl_uri(ctrl), n > 0 ? list : "none");
 }
 
 /* Refuse a range that does not lie inside the namespace, before any I/O. */
@@ -624,9 +624,9 @@ struct field {
 #define FLD(type, f, k, opt) \
 	{ #f, offsetof(struct type, f), sizeof(((struct type *)0)->f), k, opt }
 /* clang-format on */
-#define CTRL(f, k) FLD(nvme_id_ctrl, f, k, false)
-#define NS(f, k) FLD(nvme_id_ns, f, k, false)
-#define NSP(f) FLD(nvme_id_ns, f, F_DEC, true)
+#define CTRL(f, k) FLD(nvq_id_ctrl, f, k, false)
+#define NS(f, k) FLD(nvq_id_ns, f, k, false)
+#define NSP(f) FLD(nvq_id_ns, f, F_DEC, true)
 
 /* nvme-cli's order and names (nvme-print.c / nvme-print-json.c) */
 static const struct field id_ctrl_fields[] = {
@@ -822,7 +822,7 @@ static void print_power(unsigned int power, unsigned int scale)
 	}
 }
 
-static void print_psd(unsigned int i, const struct nvme_id_power_state *ps)
+static void print_psd(unsigned int i, const struct nvq_id_power_state *ps)
 {
 	printf("ps %4u : mp:", i);
 	/* flags bit 0: MXPS (max power in 0.0001 W), bit 1: NOPS */
@@ -863,7 +863,7 @@ static int finish_json(struct json_writer *w)
 	return EXIT_OK;
 }
 
-static int show_id_ctrl(const struct nvme_id_ctrl *id, enum out_fmt fmt)
+static int show_id_ctrl(const struct nvq_id_ctrl *id, enum out_fmt fmt)
 {
 	const uint8_t *base = (const uint8_t *)id;
 	unsigned int npss = id->npss < 32 ? id->npss : 31;
@@ -886,7 +886,7 @@ static int show_id_ctrl(const struct nvme_id_ctrl *id, enum out_fmt fmt)
 		json_field(&w, base, &id_ctrl_fields[i]);
 	json_begin_array(&w, "psds");
 	for (unsigned int i = 0; i <= npss; i++) {
-		const struct nvme_id_power_state *ps = &id->psd[i];
+		const struct nvq_id_power_state *ps = &id->psd[i];
 
 		json_begin_object(&w, NULL);
 		json_uint(&w, "max_power", ps->max_power);
@@ -908,12 +908,12 @@ static int show_id_ctrl(const struct nvme_id_ctrl *id, enum out_fmt fmt)
 	return finish_json(&w);
 }
 
-static int show_id_ns(uint32_t nsid, const struct nvme_id_ns *id,
+static int show_id_ns(uint32_t nsid, const struct nvq_id_ns *id,
 		      enum out_fmt fmt)
 {
 	const uint8_t *base = (const uint8_t *)id;
 	unsigned int nlbaf = id->nlbaf < 64 ? id->nlbaf : 63;
-	unsigned int in_use = nvme_flbas_index(id->flbas);
+	unsigned int in_use = nvq_flbas_index(id->flbas);
 	bool optperf = id->nsfeat & NVME_NS_NSFEAT_OPTPERF;
 	struct json_writer w;
 
@@ -957,13 +957,13 @@ static int show_id_ns(uint32_t nsid, const struct nvme_id_ns *id,
 static int run_id_ctrl(struct args *a)
 {
 	struct nvq_ctrl *ctrl;
-	const struct nvme_id_ctrl *id;
+	const struct nvq_id_ctrl *id;
 	int rc;
 
 	rc = open_ctrl(a->pos[0], &ctrl);
 	if (rc)
 		return rc;
-	id = nvq_id_ctrl(ctrl);
+	id = nvq_ctrl_id(ctrl);
 	if (id)
 		rc = show_id_ctrl(id, a->fmt);
 	else
@@ -977,24 +977,24 @@ static int run_id_ctrl(struct args *a)
  * inactive (zero-filled data) or have a format the driver refused.
  */
 static int identify_ns_raw(struct nvq_ctrl *ctrl, uint32_t nsid,
-			   struct nvme_id_ns *id)
+			   struct nvq_id_ns *id)
 {
 	static const uint8_t zero[sizeof(id->nsze) * 3];
-	struct nvme_sqe cmd;
+	struct nvq_sqe cmd;
 	uint16_t status = 0;
 	char buf[160];
 	int ret;
 
 	memset(&cmd, 0, sizeof(cmd));
-	cmd.opcode = nvme_admin_identify;
+	cmd.opcode = nvq_admin_identify;
 	cmd.nsid = nsid;
-	cmd.cdw10 = NVME_ID_CNS_NS;
+	cmd.cdw10 = NVQ_ID_CNS_NS;
 	ret = nvq_admin(ctrl, &cmd, id, sizeof(*id), NULL, &status);
-	if (ret == -EIO && NVME_SCT(status) == NVME_SCT_GENERIC &&
-	    NVME_SC(status) == NVME_SC_INVALID_NS)
+	if (ret == -EIO && NVQ_SCT(status) == NVQ_SCT_GENERIC &&
+	    NVQ_SC(status) == NVQ_SC_INVALID_NS)
 		return fail("namespace %u does not exist on %s (NN = %" PRIu32
 			    ")",
-			    nsid, nvq_uri(ctrl), nvq_id_ctrl(ctrl)->nn);
+			    nsid, nvq_ctrl_uri(ctrl), nvq_ctrl_id(ctrl)->nn);
 	if (ret)
 		return fail("identify namespace %u: %s", nsid,
 			    io_msg(ret, status, buf, sizeof(buf)));
@@ -1011,7 +1011,7 @@ static int run_id_ns(struct args *a)
 {
 	struct nvq_ctrl *ctrl;
 	struct nvq_ns_info ns;
-	struct nvme_id_ns *raw = NULL;
+	struct nvq_id_ns *raw = NULL;
 	int rc;
 
 	rc = open_ctrl(a->pos[0], &ctrl);
@@ -1526,9 +1526,9 @@ static void lba_format(uint32_t lbs, unsigned int ms, char *buf, size_t len)
 		snprintf(buf, len, "%3u   B + %2u B", lbs, ms);
 }
 
-static unsigned int ns_ms(const struct nvme_id_ns *id)
+static unsigned int ns_ms(const struct nvq_id_ns *id)
 {
-	unsigned int f = nvme_flbas_index(id->flbas);
+	unsigned int f = nvq_flbas_index(id->flbas);
 
 	return f < 64 ? id->lbaf[f].ms : 0;
 }
@@ -1536,7 +1536,7 @@ static unsigned int ns_ms(const struct nvme_id_ns *id)
 /* The namespaces of one controller, as rows of `nvq list`. */
 static int list_ctrl(const char *uri, struct json_writer *w)
 {
-	const struct nvme_id_ctrl *id;
+	const struct nvq_id_ctrl *id;
 	struct nvq_ctrl *ctrl;
 	uint32_t small[64], *ids = small;
 	char sn[21], mn[41], fr[9];
@@ -1545,7 +1545,7 @@ static int list_ctrl(const char *uri, struct json_writer *w)
 	rc = open_ctrl(uri, &ctrl);
 	if (rc)
 		return rc;
-	id = nvq_id_ctrl(ctrl);
+	id = nvq_ctrl_id(ctrl);
 	if (!id) {
 		nvq_close(ctrl);
 		return fail("%s: no Identify Controller data", uri);

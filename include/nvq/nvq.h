@@ -17,6 +17,7 @@
 
 #include <nvq/qos.h>
 #include <nvq/spec.h>
+#include <nvq/version.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,8 +34,17 @@ enum nvq_mode {
 			      * interrupt's CPU, runs the callbacks */
 };
 
-/* Options for nvq_open(). Initialise with nvq_opts_init(). */
+/*
+ * Options for nvq_open(). Initialise with nvq_opts_init(), which records
+ * the size of the structure the caller was built with in @size: the
+ * structure grows at its end from release to release, and the library
+ * reads only the fields an older caller knows about (defaults for the
+ * rest), and refuses a newer caller's fields it does not know unless they
+ * are zero, as the kernel's clone3() does.
+ */
 struct nvq_opts {
+	uint32_t size; /* set by nvq_opts_init(): the caller's sizeof */
+	/* ---- NVQ_OPTS_SIZE_VER0: queues and completion mode ---- */
 	unsigned int nr_queues; /* I/O queue pairs; 0 = one per online CPU */
 	unsigned int queue_depth; /* entries per I/O queue; 0 = 256 */
 	enum nvq_mode mode;
@@ -48,6 +58,7 @@ struct nvq_opts {
 	bool shadow_doorbells;
 	/* Admin command timeout in ms; 0 = derived from CAP.TO (min 5 s). */
 	unsigned int admin_timeout_ms;
+	/* ---- NVQ_OPTS_SIZE_VER1: + CPU latency QoS ---- */
 	/*
 	 * CPU latency QoS (nvq/qos.h), applied at open and changeable later
 	 * with nvq_qos_set_limit() / nvq_qos_set_timeout() on
@@ -60,22 +71,38 @@ struct nvq_opts {
 	 */
 	int cpu_lat_limit_us;
 	unsigned int cpu_lat_timeout_ms;
-	/*
-	 * Benchmark only: shared queues take one lock for both halves, as the
-	 * kernel did before the split (seed 002); the baseline of the
-	 * split-lock comparison, not meant for applications.
-	 */
-	bool bench_single_lock;
 };
 
-/* Fill @opts with the defaults. */
-void nvq_opts_init(struct nvq_opts *opts);
+/*
+ * The sizes struct nvq_opts has had, the same on every ABI (no field is
+ * wider than 4 bytes). nvq_open() accepts each of them, and larger ones
+ * whose unknown tail is zero. A new field goes at the end with a new
+ * NVQ_OPTS_SIZE_VERn; its zero value must mean "as before".
+ */
+#define NVQ_OPTS_SIZE_VER0 24u
+#define NVQ_OPTS_SIZE_VER1 32u
+
+/*
+ * Fill the first @size bytes of @opts with the defaults and set
+ * @opts->size = @size. Use nvq_opts_init(); this form exists so that the
+ * size is the caller's, not the library's.
+ */
+void nvq_opts_init_size(struct nvq_opts *opts, uint32_t size);
+
+/* Fill @opts with the defaults (for the struct this caller was built with). */
+static inline void nvq_opts_init(struct nvq_opts *opts)
+{
+	nvq_opts_init_size(opts, (uint32_t)sizeof(*opts));
+}
 
 /*
  * Open the controller named by @uri and bring it up:
  *   "emu:" or "emu:key=val,..."  the built-in emulated controller
  *   "vfio:DDDD:BB:DD.F"          a PCIe controller bound to vfio-pci
- * @opts may be NULL for defaults. On success *@ctrl is set.
+ * @opts may be NULL for defaults; otherwise set up by nvq_opts_init()
+ * (-EINVAL when @opts->size is not a released size or larger, -E2BIG when
+ * a larger struct has non-zero fields this library does not know). On
+ * success *@ctrl is set, and nvq_ctrl_notes() tells what bring-up chose.
  */
 int nvq_open(const char *uri, const struct nvq_opts *opts,
 	     struct nvq_ctrl **ctrl);
@@ -86,6 +113,10 @@ int nvq_open(const char *uri, const struct nvq_opts *opts,
  * -ECANCELED if the controller does not finish it first.
  */
 void nvq_close(struct nvq_ctrl *ctrl);
+
+/* The library's version, "MAJOR.MINOR.PATCH" (may differ from NVQ_VERSION_*
+ * of the headers an application was built with). */
+const char *nvq_version(void);
 
 /* Message describing the last failure on the calling thread ("" if none). */
 const char *nvq_errmsg(void);
@@ -98,21 +129,28 @@ const char *nvq_status_str(uint16_t status);
 /* ------------------------------------------------------------------ */
 
 /* The Identify Controller data read at bring-up. */
-const struct nvme_id_ctrl *nvq_id_ctrl(const struct nvq_ctrl *ctrl);
+const struct nvq_id_ctrl *nvq_ctrl_id(const struct nvq_ctrl *ctrl);
 
 /* Controller registers captured at bring-up. */
-uint64_t nvq_cap(const struct nvq_ctrl *ctrl);
-uint32_t nvq_vs(const struct nvq_ctrl *ctrl);
+uint64_t nvq_ctrl_cap(const struct nvq_ctrl *ctrl);
+uint32_t nvq_ctrl_vs(const struct nvq_ctrl *ctrl);
 
 /* The URI the controller was opened with. */
-const char *nvq_uri(const struct nvq_ctrl *ctrl);
+const char *nvq_ctrl_uri(const struct nvq_ctrl *ctrl);
+
+/*
+ * What bring-up skipped or chose without failing (namespaces it could not
+ * use, shadow doorbells not used, a CPU latency limit not applied),
+ * separated by "; "; "" when there was nothing to say.
+ */
+const char *nvq_ctrl_notes(const struct nvq_ctrl *ctrl);
 
 struct nvq_ns_info {
 	uint32_t nsid;
 	uint64_t nlba; /* NSZE: size in logical blocks */
 	uint32_t lba_size; /* bytes */
 	uint32_t max_transfer; /* bytes per command (MDTS), 0 = no limit */
-	const struct nvme_id_ns *id; /* Identify Namespace data */
+	const struct nvq_id_ns *id; /* Identify Namespace data */
 };
 
 /*
@@ -126,23 +164,23 @@ int nvq_ns_info(const struct nvq_ctrl *ctrl, uint32_t nsid,
 		struct nvq_ns_info *info);
 
 /* Largest transfer in bytes that one command may carry (MDTS). */
-uint32_t nvq_max_transfer(const struct nvq_ctrl *ctrl);
+uint32_t nvq_ctrl_max_transfer(const struct nvq_ctrl *ctrl);
 
 /* ------------------------------------------------------------------ */
 /* Queues                                                              */
 /* ------------------------------------------------------------------ */
 
 /* Number of I/O queue pairs the controller granted. */
-unsigned int nvq_queue_count(const struct nvq_ctrl *ctrl);
+unsigned int nvq_ctrl_queue_count(const struct nvq_ctrl *ctrl);
 
 /* I/O queue pair @index (0-based), or NULL if out of range. */
-struct nvq_queue *nvq_queue_get(struct nvq_ctrl *ctrl, unsigned int index);
+struct nvq_queue *nvq_ctrl_queue(struct nvq_ctrl *ctrl, unsigned int index);
 
 /*
  * The queue for the calling CPU: CPUs map to queues in order and share them
  * round-robin when there are more CPUs than queues.
  */
-struct nvq_queue *nvq_queue_for_cpu(struct nvq_ctrl *ctrl);
+struct nvq_queue *nvq_ctrl_queue_for_cpu(struct nvq_ctrl *ctrl);
 
 /* The NVMe queue id (1-based) and depth of @q. */
 uint16_t nvq_queue_id(const struct nvq_queue *q);
@@ -263,7 +301,7 @@ int nvq_deallocate_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
  * (01b host to controller, 10b controller to host). Returns 0, a negative
  * errno, or -EIO with *@status set. *@result (may be NULL) gets CQE DW0.
  */
-int nvq_admin(struct nvq_ctrl *ctrl, const struct nvme_sqe *cmd, void *buf,
+int nvq_admin(struct nvq_ctrl *ctrl, const struct nvq_sqe *cmd, void *buf,
 	      size_t len, uint32_t *result, uint16_t *status);
 
 /* ------------------------------------------------------------------ */

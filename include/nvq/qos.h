@@ -68,9 +68,6 @@ enum nvq_qos_backend {
 	/* /dev/cpu_dma_latency only: one limit for all CPUs (the strictest
 	 * of all requests), held while nvq keeps the device open. */
 	NVQ_QOS_BACKEND_DMA_LATENCY = 1,
-	/* For tests: record requests in memory (and write files only under
-	 * an overridden sysfs root). */
-	NVQ_QOS_BACKEND_RECORD = 2,
 };
 
 /*
@@ -84,7 +81,7 @@ struct nvq_qos_info {
 	int limit_us; /* as set: NVQ_QOS_OFF, NVQ_QOS_AUTO or microseconds */
 	int effective_us; /* what queues request: NVQ_QOS_OFF or >= 0 */
 	unsigned int timeout_ms;
-	char backend[24]; /* "sysfs", "cpu_dma_latency" or "record" */
+	char backend[24]; /* "sysfs" or "cpu_dma_latency" */
 	char reason[256]; /* for "auto": what was picked and why */
 	char status[256]; /* "" or why limits could not be applied */
 };

@@ -22,130 +22,138 @@
 /* Controller registers (BAR0)                                         */
 /* ------------------------------------------------------------------ */
 
-enum nvme_reg {
-	NVME_REG_CAP = 0x00, /* 64-bit Controller Capabilities */
-	NVME_REG_VS = 0x08, /* Version */
-	NVME_REG_INTMS = 0x0c, /* Interrupt Mask Set */
-	NVME_REG_INTMC = 0x10, /* Interrupt Mask Clear */
-	NVME_REG_CC = 0x14, /* Controller Configuration */
-	NVME_REG_CSTS = 0x1c, /* Controller Status */
-	NVME_REG_NSSR = 0x20, /* NVM Subsystem Reset */
-	NVME_REG_AQA = 0x24, /* Admin Queue Attributes */
-	NVME_REG_ASQ = 0x28, /* 64-bit Admin SQ Base Address */
-	NVME_REG_ACQ = 0x30, /* 64-bit Admin CQ Base Address */
-	NVME_REG_CMBLOC = 0x38, /* Controller Memory Buffer Location */
-	NVME_REG_CMBSZ = 0x3c, /* Controller Memory Buffer Size */
-	NVME_REG_DBS = 0x1000, /* first doorbell (SQ0TDBL) */
+enum nvq_reg {
+	NVQ_REG_CAP = 0x00, /* 64-bit Controller Capabilities */
+	NVQ_REG_VS = 0x08, /* Version */
+	NVQ_REG_INTMS = 0x0c, /* Interrupt Mask Set */
+	NVQ_REG_INTMC = 0x10, /* Interrupt Mask Clear */
+	NVQ_REG_CC = 0x14, /* Controller Configuration */
+	NVQ_REG_CSTS = 0x1c, /* Controller Status */
+	NVQ_REG_NSSR = 0x20, /* NVM Subsystem Reset */
+	NVQ_REG_AQA = 0x24, /* Admin Queue Attributes */
+	NVQ_REG_ASQ = 0x28, /* 64-bit Admin SQ Base Address */
+	NVQ_REG_ACQ = 0x30, /* 64-bit Admin CQ Base Address */
+	NVQ_REG_CMBLOC = 0x38, /* Controller Memory Buffer Location */
+	NVQ_REG_CMBSZ = 0x3c, /* Controller Memory Buffer Size */
+	NVQ_REG_DBS = 0x1000, /* first doorbell (SQ0TDBL) */
 };
 
 /* CAP fields */
-#define NVME_CAP_MQES(cap) ((uint32_t)((cap)&0xffff)) /* 0's based */
-#define NVME_CAP_CQR(cap) ((uint32_t)(((cap) >> 16) & 0x1))
-#define NVME_CAP_AMS(cap) ((uint32_t)(((cap) >> 17) & 0x3))
-#define NVME_CAP_TO(cap) ((uint32_t)(((cap) >> 24) & 0xff)) /* 500 ms units */
-#define NVME_CAP_DSTRD(cap) ((uint32_t)(((cap) >> 32) & 0xf))
-#define NVME_CAP_NSSRS(cap) ((uint32_t)(((cap) >> 36) & 0x1))
-#define NVME_CAP_CSS(cap) ((uint32_t)(((cap) >> 37) & 0xff))
-#define NVME_CAP_BPS(cap) ((uint32_t)(((cap) >> 45) & 0x1))
-#define NVME_CAP_MPSMIN(cap) ((uint32_t)(((cap) >> 48) & 0xf))
-#define NVME_CAP_MPSMAX(cap) ((uint32_t)(((cap) >> 52) & 0xf))
-#define NVME_CAP_PMRS(cap) ((uint32_t)(((cap) >> 56) & 0x1))
-#define NVME_CAP_CMBS(cap) ((uint32_t)(((cap) >> 57) & 0x1))
+/*
+ * What a read of any register returns once the device is gone (surprise
+ * removal, a dead link, a controller that no longer decodes its BAR): all
+ * ones, a value no register of a live controller holds.
+ */
+#define NVQ_REG_GONE32 0xffffffffu
+#define NVQ_REG_GONE64 0xffffffffffffffffull
 
-#define NVME_CAP_CSS_NVM (1u << 0) /* NVM command set */
-#define NVME_CAP_CSS_ADMIN_ONLY (1u << 7) /* no I/O command set */
+#define NVQ_CAP_MQES(cap) ((uint32_t)((cap)&0xffff)) /* 0's based */
+#define NVQ_CAP_CQR(cap) ((uint32_t)(((cap) >> 16) & 0x1))
+#define NVQ_CAP_AMS(cap) ((uint32_t)(((cap) >> 17) & 0x3))
+#define NVQ_CAP_TO(cap) ((uint32_t)(((cap) >> 24) & 0xff)) /* 500 ms units */
+#define NVQ_CAP_DSTRD(cap) ((uint32_t)(((cap) >> 32) & 0xf))
+#define NVQ_CAP_NSSRS(cap) ((uint32_t)(((cap) >> 36) & 0x1))
+#define NVQ_CAP_CSS(cap) ((uint32_t)(((cap) >> 37) & 0xff))
+#define NVQ_CAP_BPS(cap) ((uint32_t)(((cap) >> 45) & 0x1))
+#define NVQ_CAP_MPSMIN(cap) ((uint32_t)(((cap) >> 48) & 0xf))
+#define NVQ_CAP_MPSMAX(cap) ((uint32_t)(((cap) >> 52) & 0xf))
+#define NVQ_CAP_PMRS(cap) ((uint32_t)(((cap) >> 56) & 0x1))
+#define NVQ_CAP_CMBS(cap) ((uint32_t)(((cap) >> 57) & 0x1))
+
+#define NVQ_CAP_CSS_NVM (1u << 0) /* NVM command set */
+#define NVQ_CAP_CSS_ADMIN_ONLY (1u << 7) /* no I/O command set */
 
 /* VS */
-#define NVME_VS(major, minor, ter) \
+#define NVQ_VS(major, minor, ter) \
 	(((uint32_t)(major) << 16) | ((uint32_t)(minor) << 8) | (ter))
-#define NVME_VS_MJR(vs) ((vs) >> 16)
-#define NVME_VS_MNR(vs) (((vs) >> 8) & 0xff)
-#define NVME_VS_TER(vs) ((vs)&0xff)
+#define NVQ_VS_MJR(vs) ((vs) >> 16)
+#define NVQ_VS_MNR(vs) (((vs) >> 8) & 0xff)
+#define NVQ_VS_TER(vs) ((vs)&0xff)
 
 /* CC fields */
-#define NVME_CC_EN (1u << 0)
-#define NVME_CC_CSS_SHIFT 4
-#define NVME_CC_CSS_MASK (0x7u << NVME_CC_CSS_SHIFT)
-#define NVME_CC_CSS_NVM (0u << NVME_CC_CSS_SHIFT)
-#define NVME_CC_MPS_SHIFT 7
-#define NVME_CC_MPS_MASK (0xfu << NVME_CC_MPS_SHIFT)
-#define NVME_CC_AMS_SHIFT 11
-#define NVME_CC_AMS_MASK (0x7u << NVME_CC_AMS_SHIFT)
-#define NVME_CC_AMS_RR (0u << NVME_CC_AMS_SHIFT)
-#define NVME_CC_SHN_SHIFT 14
-#define NVME_CC_SHN_MASK (0x3u << NVME_CC_SHN_SHIFT)
-#define NVME_CC_SHN_NONE (0u << NVME_CC_SHN_SHIFT)
-#define NVME_CC_SHN_NORMAL (1u << NVME_CC_SHN_SHIFT)
-#define NVME_CC_SHN_ABRUPT (2u << NVME_CC_SHN_SHIFT)
-#define NVME_CC_IOSQES_SHIFT 16
-#define NVME_CC_IOSQES_MASK (0xfu << NVME_CC_IOSQES_SHIFT)
-#define NVME_CC_IOCQES_SHIFT 20
-#define NVME_CC_IOCQES_MASK (0xfu << NVME_CC_IOCQES_SHIFT)
-#define NVME_CC_MPS(cc) (((cc)&NVME_CC_MPS_MASK) >> NVME_CC_MPS_SHIFT)
-#define NVME_CC_IOSQES(cc) (((cc)&NVME_CC_IOSQES_MASK) >> NVME_CC_IOSQES_SHIFT)
-#define NVME_CC_IOCQES(cc) (((cc)&NVME_CC_IOCQES_MASK) >> NVME_CC_IOCQES_SHIFT)
+#define NVQ_CC_EN (1u << 0)
+#define NVQ_CC_CSS_SHIFT 4
+#define NVQ_CC_CSS_MASK (0x7u << NVQ_CC_CSS_SHIFT)
+#define NVQ_CC_CSS_NVM (0u << NVQ_CC_CSS_SHIFT)
+#define NVQ_CC_MPS_SHIFT 7
+#define NVQ_CC_MPS_MASK (0xfu << NVQ_CC_MPS_SHIFT)
+#define NVQ_CC_AMS_SHIFT 11
+#define NVQ_CC_AMS_MASK (0x7u << NVQ_CC_AMS_SHIFT)
+#define NVQ_CC_AMS_RR (0u << NVQ_CC_AMS_SHIFT)
+#define NVQ_CC_SHN_SHIFT 14
+#define NVQ_CC_SHN_MASK (0x3u << NVQ_CC_SHN_SHIFT)
+#define NVQ_CC_SHN_NONE (0u << NVQ_CC_SHN_SHIFT)
+#define NVQ_CC_SHN_NORMAL (1u << NVQ_CC_SHN_SHIFT)
+#define NVQ_CC_SHN_ABRUPT (2u << NVQ_CC_SHN_SHIFT)
+#define NVQ_CC_IOSQES_SHIFT 16
+#define NVQ_CC_IOSQES_MASK (0xfu << NVQ_CC_IOSQES_SHIFT)
+#define NVQ_CC_IOCQES_SHIFT 20
+#define NVQ_CC_IOCQES_MASK (0xfu << NVQ_CC_IOCQES_SHIFT)
+#define NVQ_CC_MPS(cc) (((cc)&NVQ_CC_MPS_MASK) >> NVQ_CC_MPS_SHIFT)
+#define NVQ_CC_IOSQES(cc) (((cc)&NVQ_CC_IOSQES_MASK) >> NVQ_CC_IOSQES_SHIFT)
+#define NVQ_CC_IOCQES(cc) (((cc)&NVQ_CC_IOCQES_MASK) >> NVQ_CC_IOCQES_SHIFT)
 
 /* CSTS fields */
-#define NVME_CSTS_RDY (1u << 0)
-#define NVME_CSTS_CFS (1u << 1)
-#define NVME_CSTS_SHST_SHIFT 2
-#define NVME_CSTS_SHST_MASK (0x3u << NVME_CSTS_SHST_SHIFT)
-#define NVME_CSTS_SHST_NORMAL (0u << NVME_CSTS_SHST_SHIFT)
-#define NVME_CSTS_SHST_OCCUR (1u << NVME_CSTS_SHST_SHIFT)
-#define NVME_CSTS_SHST_CMPLT (2u << NVME_CSTS_SHST_SHIFT)
-#define NVME_CSTS_NSSRO (1u << 4)
-#define NVME_CSTS_PP (1u << 5)
+#define NVQ_CSTS_RDY (1u << 0)
+#define NVQ_CSTS_CFS (1u << 1)
+#define NVQ_CSTS_SHST_SHIFT 2
+#define NVQ_CSTS_SHST_MASK (0x3u << NVQ_CSTS_SHST_SHIFT)
+#define NVQ_CSTS_SHST_NORMAL (0u << NVQ_CSTS_SHST_SHIFT)
+#define NVQ_CSTS_SHST_OCCUR (1u << NVQ_CSTS_SHST_SHIFT)
+#define NVQ_CSTS_SHST_CMPLT (2u << NVQ_CSTS_SHST_SHIFT)
+#define NVQ_CSTS_NSSRO (1u << 4)
+#define NVQ_CSTS_PP (1u << 5)
 
 /* AQA fields (both 0's based) */
-#define NVME_AQA_ASQS(aqa) ((aqa)&0xfff)
-#define NVME_AQA_ACQS(aqa) (((aqa) >> 16) & 0xfff)
-#define NVME_AQA(sqs, cqs) \
+#define NVQ_AQA_ASQS(aqa) ((aqa)&0xfff)
+#define NVQ_AQA_ACQS(aqa) (((aqa) >> 16) & 0xfff)
+#define NVQ_AQA(sqs, cqs) \
 	((((uint32_t)(cqs)&0xfff) << 16) | ((uint32_t)(sqs)&0xfff))
-#define NVME_AQ_MIN_ENTRIES 2
-#define NVME_AQ_MAX_ENTRIES 4096
+#define NVQ_AQ_MIN_ENTRIES 2
+#define NVQ_AQ_MAX_ENTRIES 4096
 
 /* CMBLOC / CMBSZ */
-#define NVME_CMBLOC_BIR(v) ((v)&0x7)
-#define NVME_CMBLOC_OFST(v) ((v) >> 12)
-#define NVME_CMBSZ_SQS (1u << 0)
-#define NVME_CMBSZ_CQS (1u << 1)
-#define NVME_CMBSZ_LISTS (1u << 2)
-#define NVME_CMBSZ_RDS (1u << 3)
-#define NVME_CMBSZ_WDS (1u << 4)
-#define NVME_CMBSZ_SZU(v) (((v) >> 8) & 0xf)
-#define NVME_CMBSZ_SZ(v) ((v) >> 12)
+#define NVQ_CMBLOC_BIR(v) ((v)&0x7)
+#define NVQ_CMBLOC_OFST(v) ((v) >> 12)
+#define NVQ_CMBSZ_SQS (1u << 0)
+#define NVQ_CMBSZ_CQS (1u << 1)
+#define NVQ_CMBSZ_LISTS (1u << 2)
+#define NVQ_CMBSZ_RDS (1u << 3)
+#define NVQ_CMBSZ_WDS (1u << 4)
+#define NVQ_CMBSZ_SZU(v) (((v) >> 8) & 0xf)
+#define NVQ_CMBSZ_SZ(v) ((v) >> 12)
 
 /*
  * Doorbells: SQ y Tail at 0x1000 + (2y) * (4 << DSTRD), CQ y Head at
  * 0x1000 + (2y + 1) * (4 << DSTRD). The same layout is used for the shadow
  * doorbell and EventIdx buffers, relative to their start.
  */
-static inline uint32_t nvme_sq_db_index(uint16_t qid, uint32_t dstrd)
+static inline uint32_t nvq_sq_db_index(uint16_t qid, uint32_t dstrd)
 {
 	return (2u * qid) << dstrd; /* in 32-bit words */
 }
 
-static inline uint32_t nvme_cq_db_index(uint16_t qid, uint32_t dstrd)
+static inline uint32_t nvq_cq_db_index(uint16_t qid, uint32_t dstrd)
 {
 	return (2u * qid + 1) << dstrd;
 }
 
-static inline uint32_t nvme_sq_db_offset(uint16_t qid, uint32_t dstrd)
+static inline uint32_t nvq_sq_db_offset(uint16_t qid, uint32_t dstrd)
 {
-	return NVME_REG_DBS + 4 * nvme_sq_db_index(qid, dstrd);
+	return NVQ_REG_DBS + 4 * nvq_sq_db_index(qid, dstrd);
 }
 
-static inline uint32_t nvme_cq_db_offset(uint16_t qid, uint32_t dstrd)
+static inline uint32_t nvq_cq_db_offset(uint16_t qid, uint32_t dstrd)
 {
-	return NVME_REG_DBS + 4 * nvme_cq_db_index(qid, dstrd);
+	return NVQ_REG_DBS + 4 * nvq_cq_db_index(qid, dstrd);
 }
 
 /*
  * Shadow doorbell EventIdx rule (as for virtio): the host must write the
  * MMIO doorbell when moving from @old to @new passes @event_idx.
  */
-static inline int nvme_dbbuf_need_event(uint16_t event_idx, uint16_t new_idx,
-					uint16_t old)
+static inline int nvq_dbbuf_need_event(uint16_t event_idx, uint16_t new_idx,
+				       uint16_t old)
 {
 	return (uint16_t)(new_idx - event_idx - 1) < (uint16_t)(new_idx - old);
 }
@@ -154,17 +162,17 @@ static inline int nvme_dbbuf_need_event(uint16_t event_idx, uint16_t new_idx,
 /* Submission and completion queue entries                             */
 /* ------------------------------------------------------------------ */
 
-#define NVME_SQE_SIZE 64
-#define NVME_CQE_SIZE 16
-#define NVME_SQES_LOG2 6
-#define NVME_CQES_LOG2 4
+#define NVQ_SQE_SIZE 64
+#define NVQ_CQE_SIZE 16
+#define NVQ_SQES_LOG2 6
+#define NVQ_CQES_LOG2 4
 
 /* PSDT in CDW0: 0 = PRPs */
-#define NVME_PSDT_PRP 0
-#define NVME_PSDT_SGL_MPTR_CONTIG 1
-#define NVME_PSDT_SGL_MPTR_SGL 2
+#define NVQ_PSDT_PRP 0
+#define NVQ_PSDT_SGL_MPTR_CONTIG 1
+#define NVQ_PSDT_SGL_MPTR_SGL 2
 
-struct nvme_sqe {
+struct nvq_sqe {
 	uint8_t opcode;
 	uint8_t flags; /* bits 1:0 FUSE, bits 7:6 PSDT */
 	uint16_t cid;
@@ -182,19 +190,28 @@ struct nvme_sqe {
 	uint32_t cdw15;
 };
 
-#define NVME_SQE_FUSE_MASK 0x03
-#define NVME_SQE_PSDT(flags) (((flags) >> 6) & 0x3)
+/*
+ * Parameter Error Location of the Error Information log (NVMe 2.0,
+ * 5.16.1.2): the byte of the command the error is in (7:0) and the bit in
+ * that byte (10:8); 0xffff when no one field is to blame.
+ */
+#define NVQ_ERR_LOC(field) ((uint16_t)offsetof(struct nvq_sqe, field))
+#define NVQ_ERR_LOC_BIT(byte, bit) ((uint16_t)((byte) | (bit) << 8))
+#define NVQ_ERR_LOC_NONE 0xffffu
 
-_Static_assert(sizeof(struct nvme_sqe) == NVME_SQE_SIZE, "SQE is 64 bytes");
-_Static_assert(offsetof(struct nvme_sqe, cid) == 2, "CID in CDW0 31:16");
-_Static_assert(offsetof(struct nvme_sqe, nsid) == 4, "NSID is CDW1");
-_Static_assert(offsetof(struct nvme_sqe, mptr) == 16, "MPTR is CDW4-5");
-_Static_assert(offsetof(struct nvme_sqe, prp1) == 24, "PRP1 is CDW6-7");
-_Static_assert(offsetof(struct nvme_sqe, prp2) == 32, "PRP2 is CDW8-9");
-_Static_assert(offsetof(struct nvme_sqe, cdw10) == 40, "CDW10");
-_Static_assert(offsetof(struct nvme_sqe, cdw15) == 60, "CDW15");
+#define NVQ_SQE_FUSE_MASK 0x03
+#define NVQ_SQE_PSDT(flags) (((flags) >> 6) & 0x3)
 
-struct nvme_cqe {
+_Static_assert(sizeof(struct nvq_sqe) == NVQ_SQE_SIZE, "SQE is 64 bytes");
+_Static_assert(offsetof(struct nvq_sqe, cid) == 2, "CID in CDW0 31:16");
+_Static_assert(offsetof(struct nvq_sqe, nsid) == 4, "NSID is CDW1");
+_Static_assert(offsetof(struct nvq_sqe, mptr) == 16, "MPTR is CDW4-5");
+_Static_assert(offsetof(struct nvq_sqe, prp1) == 24, "PRP1 is CDW6-7");
+_Static_assert(offsetof(struct nvq_sqe, prp2) == 32, "PRP2 is CDW8-9");
+_Static_assert(offsetof(struct nvq_sqe, cdw10) == 40, "CDW10");
+_Static_assert(offsetof(struct nvq_sqe, cdw15) == 60, "CDW15");
+
+struct nvq_cqe {
 	uint32_t result; /* DW0, command specific */
 	uint32_t dw1; /* DW1, command specific */
 	uint16_t sq_head;
@@ -203,255 +220,260 @@ struct nvme_cqe {
 	uint16_t status; /* bit 0 phase tag, bits 15:1 status field */
 };
 
-_Static_assert(sizeof(struct nvme_cqe) == NVME_CQE_SIZE, "CQE is 16 bytes");
-_Static_assert(offsetof(struct nvme_cqe, sq_head) == 8, "SQHD in DW2");
-_Static_assert(offsetof(struct nvme_cqe, cid) == 12, "CID in DW3 15:0");
-_Static_assert(offsetof(struct nvme_cqe, status) == 14, "SF in DW3 31:17");
+_Static_assert(sizeof(struct nvq_cqe) == NVQ_CQE_SIZE, "CQE is 16 bytes");
+_Static_assert(offsetof(struct nvq_cqe, sq_head) == 8, "SQHD in DW2");
+_Static_assert(offsetof(struct nvq_cqe, cid) == 12, "CID in DW3 15:0");
+_Static_assert(offsetof(struct nvq_cqe, status) == 14, "SF in DW3 31:17");
 
 /*
  * Status field, as the 15 bits above the phase tag (CQE DW3 31:17, shifted
  * down by 17): SC 7:0, SCT 10:8, CRD 12:11, More 13, DNR 14. nvq passes
  * this value (status >> 1 of the CQE's last word) to callers.
  */
-#define NVME_CQE_PHASE 0x1
-#define NVME_STATUS(cqe_status) ((uint16_t)((cqe_status) >> 1))
-#define NVME_SC(st) ((st)&0xff)
-#define NVME_SCT(st) (((st) >> 8) & 0x7)
-#define NVME_CRD(st) (((st) >> 11) & 0x3)
-#define NVME_MORE(st) (((st) >> 13) & 0x1)
-#define NVME_DNR(st) (((st) >> 14) & 0x1)
-#define NVME_STATUS_MAKE(sct, sc) ((uint16_t)((((sct)&0x7) << 8) | ((sc)&0xff)))
-#define NVME_STATUS_DNR_BIT (1u << 14)
-#define NVME_STATUS_MORE_BIT (1u << 13)
+#define NVQ_CQE_PHASE 0x1
+#define NVQ_STATUS(cqe_status) ((uint16_t)((cqe_status) >> 1))
+#define NVQ_SC(st) ((st)&0xff)
+#define NVQ_SCT(st) (((st) >> 8) & 0x7)
+#define NVQ_CRD(st) (((st) >> 11) & 0x3)
+#define NVQ_MORE(st) (((st) >> 13) & 0x1)
+#define NVQ_DNR(st) (((st) >> 14) & 0x1)
+#define NVQ_STATUS_MAKE(sct, sc) ((uint16_t)((((sct)&0x7) << 8) | ((sc)&0xff)))
+/* SCT and SC together: zero for success, whatever CRD, More and DNR say. */
+#define NVQ_STATUS_CODE_MASK 0x7ffu
+#define NVQ_STATUS_DNR_BIT (1u << 14)
+#define NVQ_STATUS_MORE_BIT (1u << 13)
 
-enum nvme_sct {
-	NVME_SCT_GENERIC = 0x0,
-	NVME_SCT_CMD_SPECIFIC = 0x1,
-	NVME_SCT_MEDIA = 0x2,
-	NVME_SCT_PATH = 0x3,
-	NVME_SCT_VENDOR = 0x7,
+enum nvq_sct {
+	NVQ_SCT_GENERIC = 0x0,
+	NVQ_SCT_CMD_SPECIFIC = 0x1,
+	NVQ_SCT_MEDIA = 0x2,
+	NVQ_SCT_PATH = 0x3,
+	NVQ_SCT_VENDOR = 0x7,
 };
 
 /* Generic command status (SCT 0) */
-enum nvme_sc_generic {
-	NVME_SC_SUCCESS = 0x00,
-	NVME_SC_INVALID_OPCODE = 0x01,
-	NVME_SC_INVALID_FIELD = 0x02,
-	NVME_SC_CMDID_CONFLICT = 0x03,
-	NVME_SC_DATA_XFER_ERROR = 0x04,
-	NVME_SC_POWER_LOSS = 0x05,
-	NVME_SC_INTERNAL = 0x06,
-	NVME_SC_ABORT_REQ = 0x07,
-	NVME_SC_ABORT_QUEUE = 0x08, /* aborted due to SQ deletion */
-	NVME_SC_FUSED_FAIL = 0x09,
-	NVME_SC_FUSED_MISSING = 0x0a,
-	NVME_SC_INVALID_NS = 0x0b, /* invalid namespace or format */
-	NVME_SC_CMD_SEQ_ERROR = 0x0c,
-	NVME_SC_SGL_INVALID_LAST = 0x0d,
-	NVME_SC_SGL_INVALID_COUNT = 0x0e,
-	NVME_SC_SGL_INVALID_DATA = 0x0f,
-	NVME_SC_SGL_INVALID_METADATA = 0x10,
-	NVME_SC_SGL_INVALID_TYPE = 0x11,
-	NVME_SC_CMB_INVALID_USE = 0x12,
-	NVME_SC_PRP_INVALID_OFFSET = 0x13,
-	NVME_SC_ATOMIC_WU_EXCEEDED = 0x14,
-	NVME_SC_OP_DENIED = 0x15,
-	NVME_SC_SGL_INVALID_OFFSET = 0x16,
-	NVME_SC_HOST_ID_INCONSIST = 0x18,
-	NVME_SC_KA_TIMEOUT_EXPIRED = 0x19,
-	NVME_SC_KA_TIMEOUT_INVALID = 0x1a,
-	NVME_SC_ABORTED_PREEMPT_ABORT = 0x1b,
-	NVME_SC_SANITIZE_FAILED = 0x1c,
-	NVME_SC_SANITIZE_IN_PROGRESS = 0x1d,
-	NVME_SC_NS_WRITE_PROTECTED = 0x20,
-	NVME_SC_CMD_INTERRUPTED = 0x21,
-	NVME_SC_TRANSIENT_TR_ERR = 0x22,
+enum nvq_sc_generic {
+	NVQ_SC_SUCCESS = 0x00,
+	NVQ_SC_INVALID_OPCODE = 0x01,
+	NVQ_SC_INVALID_FIELD = 0x02,
+	NVQ_SC_CMDID_CONFLICT = 0x03,
+	NVQ_SC_DATA_XFER_ERROR = 0x04,
+	NVQ_SC_POWER_LOSS = 0x05,
+	NVQ_SC_INTERNAL = 0x06,
+	NVQ_SC_ABORT_REQ = 0x07,
+	NVQ_SC_ABORT_QUEUE = 0x08, /* aborted due to SQ deletion */
+	NVQ_SC_FUSED_FAIL = 0x09,
+	NVQ_SC_FUSED_MISSING = 0x0a,
+	NVQ_SC_INVALID_NS = 0x0b, /* invalid namespace or format */
+	NVQ_SC_CMD_SEQ_ERROR = 0x0c,
+	NVQ_SC_SGL_INVALID_LAST = 0x0d,
+	NVQ_SC_SGL_INVALID_COUNT = 0x0e,
+	NVQ_SC_SGL_INVALID_DATA = 0x0f,
+	NVQ_SC_SGL_INVALID_METADATA = 0x10,
+	NVQ_SC_SGL_INVALID_TYPE = 0x11,
+	NVQ_SC_CMB_INVALID_USE = 0x12,
+	NVQ_SC_PRP_INVALID_OFFSET = 0x13,
+	NVQ_SC_ATOMIC_WU_EXCEEDED = 0x14,
+	NVQ_SC_OP_DENIED = 0x15,
+	NVQ_SC_SGL_INVALID_OFFSET = 0x16,
+	NVQ_SC_HOST_ID_INCONSIST = 0x18,
+	NVQ_SC_KA_TIMEOUT_EXPIRED = 0x19,
+	NVQ_SC_KA_TIMEOUT_INVALID = 0x1a,
+	NVQ_SC_ABORTED_PREEMPT_ABORT = 0x1b,
+	NVQ_SC_SANITIZE_FAILED = 0x1c,
+	NVQ_SC_SANITIZE_IN_PROGRESS = 0x1d,
+	NVQ_SC_NS_WRITE_PROTECTED = 0x20,
+	NVQ_SC_CMD_INTERRUPTED = 0x21,
+	NVQ_SC_TRANSIENT_TR_ERR = 0x22,
 	/* NVM command set specific, still SCT 0 */
-	NVME_SC_LBA_RANGE = 0x80,
-	NVME_SC_CAP_EXCEEDED = 0x81,
-	NVME_SC_NS_NOT_READY = 0x82,
-	NVME_SC_RESERVATION_CONFLICT = 0x83,
-	NVME_SC_FORMAT_IN_PROGRESS = 0x84,
+	NVQ_SC_LBA_RANGE = 0x80,
+	NVQ_SC_CAP_EXCEEDED = 0x81,
+	NVQ_SC_NS_NOT_READY = 0x82,
+	NVQ_SC_RESERVATION_CONFLICT = 0x83,
+	NVQ_SC_FORMAT_IN_PROGRESS = 0x84,
 };
 
 /* Command specific status (SCT 1) */
-enum nvme_sc_cmd_specific {
-	NVME_SC_CQ_INVALID = 0x00,
-	NVME_SC_QID_INVALID = 0x01,
-	NVME_SC_QUEUE_SIZE = 0x02,
-	NVME_SC_ABORT_LIMIT = 0x03,
-	NVME_SC_AER_LIMIT = 0x05,
-	NVME_SC_FW_SLOT = 0x06,
-	NVME_SC_FW_IMAGE = 0x07,
-	NVME_SC_INVALID_VECTOR = 0x08,
-	NVME_SC_INVALID_LOG_PAGE = 0x09,
-	NVME_SC_INVALID_FORMAT = 0x0a,
-	NVME_SC_FW_NEEDS_CONV_RESET = 0x0b,
-	NVME_SC_INVALID_QUEUE_DELETION = 0x0c,
-	NVME_SC_FEATURE_NOT_SAVEABLE = 0x0d,
-	NVME_SC_FEATURE_NOT_CHANGEABLE = 0x0e,
-	NVME_SC_FEATURE_NOT_PER_NS = 0x0f,
+enum nvq_sc_cmd_specific {
+	NVQ_SC_CQ_INVALID = 0x00,
+	NVQ_SC_QID_INVALID = 0x01,
+	NVQ_SC_QUEUE_SIZE = 0x02,
+	NVQ_SC_ABORT_LIMIT = 0x03,
+	NVQ_SC_AER_LIMIT = 0x05,
+	NVQ_SC_FW_SLOT = 0x06,
+	NVQ_SC_FW_IMAGE = 0x07,
+	NVQ_SC_INVALID_VECTOR = 0x08,
+	NVQ_SC_INVALID_LOG_PAGE = 0x09,
+	NVQ_SC_INVALID_FORMAT = 0x0a,
+	NVQ_SC_FW_NEEDS_CONV_RESET = 0x0b,
+	NVQ_SC_INVALID_QUEUE_DELETION = 0x0c,
+	NVQ_SC_FEATURE_NOT_SAVEABLE = 0x0d,
+	NVQ_SC_FEATURE_NOT_CHANGEABLE = 0x0e,
+	NVQ_SC_FEATURE_NOT_PER_NS = 0x0f,
 	/* NVM command set specific */
-	NVME_SC_BAD_ATTRIBUTES = 0x80,
-	NVME_SC_INVALID_PI = 0x81,
-	NVME_SC_READ_ONLY = 0x82,
+	NVQ_SC_BAD_ATTRIBUTES = 0x80,
+	NVQ_SC_INVALID_PI = 0x81,
+	NVQ_SC_READ_ONLY = 0x82,
 };
 
 /* Media and data integrity errors (SCT 2) */
-enum nvme_sc_media {
-	NVME_SC_WRITE_FAULT = 0x80,
-	NVME_SC_READ_ERROR = 0x81,
-	NVME_SC_GUARD_CHECK = 0x82,
-	NVME_SC_APPTAG_CHECK = 0x83,
-	NVME_SC_REFTAG_CHECK = 0x84,
-	NVME_SC_COMPARE_FAILED = 0x85,
-	NVME_SC_ACCESS_DENIED = 0x86,
-	NVME_SC_UNWRITTEN_BLOCK = 0x87,
+enum nvq_sc_media {
+	NVQ_SC_WRITE_FAULT = 0x80,
+	NVQ_SC_READ_ERROR = 0x81,
+	NVQ_SC_GUARD_CHECK = 0x82,
+	NVQ_SC_APPTAG_CHECK = 0x83,
+	NVQ_SC_REFTAG_CHECK = 0x84,
+	NVQ_SC_COMPARE_FAILED = 0x85,
+	NVQ_SC_ACCESS_DENIED = 0x86,
+	NVQ_SC_UNWRITTEN_BLOCK = 0x87,
 };
 
 /* ------------------------------------------------------------------ */
 /* Admin command set                                                   */
 /* ------------------------------------------------------------------ */
 
-enum nvme_admin_opcode {
-	nvme_admin_delete_sq = 0x00,
-	nvme_admin_create_sq = 0x01,
-	nvme_admin_get_log_page = 0x02,
-	nvme_admin_delete_cq = 0x04,
-	nvme_admin_create_cq = 0x05,
-	nvme_admin_identify = 0x06,
-	nvme_admin_abort_cmd = 0x08,
-	nvme_admin_set_features = 0x09,
-	nvme_admin_get_features = 0x0a,
-	nvme_admin_async_event = 0x0c,
-	nvme_admin_ns_mgmt = 0x0d,
-	nvme_admin_activate_fw = 0x10,
-	nvme_admin_download_fw = 0x11,
-	nvme_admin_keep_alive = 0x18,
-	nvme_admin_dbbuf = 0x7c,
-	nvme_admin_format_nvm = 0x80,
+enum nvq_admin_opcode {
+	nvq_admin_delete_sq = 0x00,
+	nvq_admin_create_sq = 0x01,
+	nvq_admin_get_log_page = 0x02,
+	nvq_admin_delete_cq = 0x04,
+	nvq_admin_create_cq = 0x05,
+	nvq_admin_identify = 0x06,
+	nvq_admin_abort_cmd = 0x08,
+	nvq_admin_set_features = 0x09,
+	nvq_admin_get_features = 0x0a,
+	nvq_admin_async_event = 0x0c,
+	nvq_admin_ns_mgmt = 0x0d,
+	nvq_admin_activate_fw = 0x10,
+	nvq_admin_download_fw = 0x11,
+	nvq_admin_keep_alive = 0x18,
+	nvq_admin_dbbuf = 0x7c,
+	nvq_admin_format_nvm = 0x80,
 };
 
 /* Create I/O CQ: CDW10 QID 15:0, QSIZE 31:16 (0's based) */
-#define NVME_QUEUE_PHYS_CONTIG (1u << 0) /* CDW11 PC */
-#define NVME_CQ_IRQ_ENABLED (1u << 1) /* CDW11 IEN */
-#define NVME_CQ_IV_SHIFT 16 /* CDW11 IV 31:16 */
+#define NVQ_QUEUE_PHYS_CONTIG (1u << 0) /* CDW11 PC */
+#define NVQ_CQ_IRQ_ENABLED (1u << 1) /* CDW11 IEN */
+#define NVQ_CQ_IV_SHIFT 16 /* CDW11 IV 31:16 */
 /* Create I/O SQ: CDW11 PC bit 0, QPRIO 2:1, CQID 31:16 */
-#define NVME_SQ_PRIO_SHIFT 1
-#define NVME_SQ_CQID_SHIFT 16
+#define NVQ_SQ_PRIO_SHIFT 1
+#define NVQ_SQ_CQID_SHIFT 16
 
 /* Identify CNS values */
-enum nvme_identify_cns {
-	NVME_ID_CNS_NS = 0x00,
-	NVME_ID_CNS_CTRL = 0x01,
-	NVME_ID_CNS_NS_ACTIVE_LIST = 0x02,
-	NVME_ID_CNS_NS_DESC_LIST = 0x03,
+enum nvq_identify_cns {
+	NVQ_ID_CNS_NS = 0x00,
+	NVQ_ID_CNS_CTRL = 0x01,
+	NVQ_ID_CNS_NS_ACTIVE_LIST = 0x02,
+	NVQ_ID_CNS_NS_DESC_LIST = 0x03,
 };
 
 /* Feature identifiers */
-enum nvme_feat {
-	NVME_FEAT_ARBITRATION = 0x01,
-	NVME_FEAT_POWER_MGMT = 0x02,
-	NVME_FEAT_LBA_RANGE = 0x03,
-	NVME_FEAT_TEMP_THRESH = 0x04,
-	NVME_FEAT_ERR_RECOVERY = 0x05,
-	NVME_FEAT_VOLATILE_WC = 0x06,
-	NVME_FEAT_NUM_QUEUES = 0x07,
-	NVME_FEAT_IRQ_COALESCE = 0x08,
-	NVME_FEAT_IRQ_CONFIG = 0x09,
-	NVME_FEAT_WRITE_ATOMIC = 0x0a,
-	NVME_FEAT_ASYNC_EVENT = 0x0b,
+enum nvq_feat {
+	NVQ_FEAT_ARBITRATION = 0x01,
+	NVQ_FEAT_POWER_MGMT = 0x02,
+	NVQ_FEAT_LBA_RANGE = 0x03,
+	NVQ_FEAT_TEMP_THRESH = 0x04,
+	NVQ_FEAT_ERR_RECOVERY = 0x05,
+	NVQ_FEAT_VOLATILE_WC = 0x06,
+	NVQ_FEAT_NUM_QUEUES = 0x07,
+	NVQ_FEAT_IRQ_COALESCE = 0x08,
+	NVQ_FEAT_IRQ_CONFIG = 0x09,
+	NVQ_FEAT_WRITE_ATOMIC = 0x0a,
+	NVQ_FEAT_ASYNC_EVENT = 0x0b,
 };
 
 /* Get Features CDW10 SEL 10:8 */
-#define NVME_FEAT_SEL_SHIFT 8
-enum nvme_feat_sel {
-	NVME_FEAT_SEL_CURRENT = 0,
-	NVME_FEAT_SEL_DEFAULT = 1,
-	NVME_FEAT_SEL_SAVED = 2,
-	NVME_FEAT_SEL_SUPPORTED = 3,
+#define NVQ_FEAT_SEL_SHIFT 8
+enum nvq_feat_sel {
+	NVQ_FEAT_SEL_CURRENT = 0,
+	NVQ_FEAT_SEL_DEFAULT = 1,
+	NVQ_FEAT_SEL_SAVED = 2,
+	NVQ_FEAT_SEL_SUPPORTED = 3,
 };
-#define NVME_FEAT_SV (1u << 31) /* Set Features CDW10 save */
+#define NVQ_FEAT_SV (1u << 31) /* Set Features CDW10 save */
 
 /* Number of Queues: NSQR 15:0, NCQR 31:16, both 0's based */
-#define NVME_NUM_QUEUES(nsq, ncq) \
+#define NVQ_NUM_QUEUES(nsq, ncq) \
 	((((uint32_t)(ncq)-1) << 16) | (((uint32_t)(nsq)-1) & 0xffff))
 
 /* Interrupt Coalescing: THR 7:0 (0's based), TIME 15:8 (100 us units) */
-#define NVME_IRQ_COALESCE_THR(v) ((v)&0xff)
-#define NVME_IRQ_COALESCE_TIME(v) (((v) >> 8) & 0xff)
+#define NVQ_IRQ_COALESCE_THR(v) ((v)&0xff)
+#define NVQ_IRQ_COALESCE_TIME(v) (((v) >> 8) & 0xff)
 
 /* Arbitration: AB 2:0, LPW 15:8, MPW 23:16, HPW 31:24 */
-#define NVME_ARB_AB(v) ((v)&0x7)
+#define NVQ_ARB_AB(v) ((v)&0x7)
 
 /* Log page identifiers */
-enum nvme_log_page {
-	NVME_LOG_ERROR = 0x01,
-	NVME_LOG_SMART = 0x02,
-	NVME_LOG_FW_SLOT = 0x03,
-	NVME_LOG_CHANGED_NS = 0x04,
-	NVME_LOG_CMD_EFFECTS = 0x05,
+enum nvq_log_page {
+	NVQ_LOG_ERROR = 0x01,
+	NVQ_LOG_SMART = 0x02,
+	NVQ_LOG_FW_SLOT = 0x03,
+	NVQ_LOG_CHANGED_NS = 0x04,
+	NVQ_LOG_CMD_EFFECTS = 0x05,
 };
 
 /* Get Log Page: CDW10 LID 7:0, LSP 14:8, RAE 15, NUMDL 31:16 (0's based
  * dword count, low half); CDW11 NUMDU 15:0; CDW12/13 offset in bytes. */
-#define NVME_LOG_RAE (1u << 15)
+#define NVQ_LOG_RAE (1u << 15)
 
 /* Asynchronous event completion DW0 */
-#define NVME_AER_TYPE(dw0) ((dw0)&0x7)
-#define NVME_AER_INFO(dw0) (((dw0) >> 8) & 0xff)
-#define NVME_AER_LOG_PAGE(dw0) (((dw0) >> 16) & 0xff)
-enum nvme_aer_type {
-	NVME_AER_ERROR = 0,
-	NVME_AER_SMART = 1,
-	NVME_AER_NOTICE = 2,
-	NVME_AER_CSS = 6,
-	NVME_AER_VS = 7,
+#define NVQ_AER_TYPE(dw0) ((dw0)&0x7)
+#define NVQ_AER_INFO(dw0) (((dw0) >> 8) & 0xff)
+#define NVQ_AER_LOG_PAGE(dw0) (((dw0) >> 16) & 0xff)
+enum nvq_aer_type {
+	NVQ_AER_ERROR = 0,
+	NVQ_AER_SMART = 1,
+	NVQ_AER_NOTICE = 2,
+	NVQ_AER_CSS = 6,
+	NVQ_AER_VS = 7,
 };
 
 /* Abort: CDW10 SQID 15:0, CID 31:16; result bit 0 set = not aborted */
-#define NVME_ABORT_NOT_ABORTED 0x1
+#define NVQ_ABORT_NOT_ABORTED 0x1
 
 /* ------------------------------------------------------------------ */
 /* NVM command set                                                     */
 /* ------------------------------------------------------------------ */
 
-enum nvme_nvm_opcode {
-	nvme_cmd_flush = 0x00,
-	nvme_cmd_write = 0x01,
-	nvme_cmd_read = 0x02,
-	nvme_cmd_write_uncor = 0x04,
-	nvme_cmd_compare = 0x05,
-	nvme_cmd_write_zeroes = 0x08,
-	nvme_cmd_dsm = 0x09,
+/* The broadcast namespace id: every namespace (NVMe 2.0, 3.2.1.2). */
+#define NVQ_NSID_ALL 0xffffffffu
+
+enum nvq_nvm_opcode {
+	nvq_cmd_flush = 0x00,
+	nvq_cmd_write = 0x01,
+	nvq_cmd_read = 0x02,
+	nvq_cmd_write_uncor = 0x04,
+	nvq_cmd_compare = 0x05,
+	nvq_cmd_write_zeroes = 0x08,
+	nvq_cmd_dsm = 0x09,
 };
 
 /* Read/Write/Write Zeroes: CDW10-11 SLBA, CDW12 NLB 15:0 (0's based) */
-#define NVME_RW_NLB_MASK 0xffffu
-#define NVME_RW_DEAC (1u << 25) /* Write Zeroes: deallocate */
-#define NVME_RW_FUA (1u << 30)
-#define NVME_RW_LR (1u << 31)
+#define NVQ_RW_NLB_MASK 0xffffu
+#define NVQ_RW_DEAC (1u << 25) /* Write Zeroes: deallocate */
+#define NVQ_RW_FUA (1u << 30)
+#define NVQ_RW_LR (1u << 31)
 
 /* Dataset Management: CDW10 NR 7:0 (0's based), CDW11 attributes */
-#define NVME_DSM_IDR (1u << 0)
-#define NVME_DSM_IDW (1u << 1)
-#define NVME_DSM_AD (1u << 2)
-#define NVME_DSM_MAX_RANGES 256
+#define NVQ_DSM_IDR (1u << 0)
+#define NVQ_DSM_IDW (1u << 1)
+#define NVQ_DSM_AD (1u << 2)
+#define NVQ_DSM_MAX_RANGES 256
 
-struct nvme_dsm_range {
+struct nvq_dsm_range {
 	uint32_t cattr;
 	uint32_t nlb;
 	uint64_t slba;
 };
-_Static_assert(sizeof(struct nvme_dsm_range) == 16, "DSM range is 16 bytes");
+_Static_assert(sizeof(struct nvq_dsm_range) == 16, "DSM range is 16 bytes");
 
 /* ------------------------------------------------------------------ */
 /* Identify data structures                                            */
 /* ------------------------------------------------------------------ */
 
-#define NVME_IDENTIFY_DATA_SIZE 4096
+#define NVQ_IDENTIFY_DATA_SIZE 4096
 
-struct nvme_id_power_state {
+struct nvq_id_power_state {
 	uint16_t max_power; /* centiwatts */
 	uint8_t rsvd2;
 	uint8_t flags;
@@ -468,28 +490,28 @@ struct nvme_id_power_state {
 	uint8_t active_work_scale;
 	uint8_t rsvd23[9];
 };
-_Static_assert(sizeof(struct nvme_id_power_state) == 32, "PSD is 32 bytes");
+_Static_assert(sizeof(struct nvq_id_power_state) == 32, "PSD is 32 bytes");
 
 /* OACS bits */
-#define NVME_CTRL_OACS_SEC_SUPP (1u << 0)
-#define NVME_CTRL_OACS_FORMAT (1u << 1)
-#define NVME_CTRL_OACS_FW (1u << 2)
-#define NVME_CTRL_OACS_NS_MNGT (1u << 3)
-#define NVME_CTRL_OACS_DBBUF (1u << 8)
+#define NVQ_CTRL_OACS_SEC_SUPP (1u << 0)
+#define NVQ_CTRL_OACS_FORMAT (1u << 1)
+#define NVQ_CTRL_OACS_FW (1u << 2)
+#define NVQ_CTRL_OACS_NS_MNGT (1u << 3)
+#define NVQ_CTRL_OACS_DBBUF (1u << 8)
 /* ONCS bits */
-#define NVME_CTRL_ONCS_COMPARE (1u << 0)
-#define NVME_CTRL_ONCS_WRITE_UNCOR (1u << 1)
-#define NVME_CTRL_ONCS_DSM (1u << 2)
-#define NVME_CTRL_ONCS_WRITE_ZEROES (1u << 3)
-#define NVME_CTRL_ONCS_SAVE_FEAT (1u << 4)
+#define NVQ_CTRL_ONCS_COMPARE (1u << 0)
+#define NVQ_CTRL_ONCS_WRITE_UNCOR (1u << 1)
+#define NVQ_CTRL_ONCS_DSM (1u << 2)
+#define NVQ_CTRL_ONCS_WRITE_ZEROES (1u << 3)
+#define NVQ_CTRL_ONCS_SAVE_FEAT (1u << 4)
 /* VWC bits */
-#define NVME_CTRL_VWC_PRESENT (1u << 0)
+#define NVQ_CTRL_VWC_PRESENT (1u << 0)
 /* LPA bits */
-#define NVME_CTRL_LPA_SMART_PER_NS (1u << 0)
-#define NVME_CTRL_LPA_CMD_EFFECTS (1u << 1)
-#define NVME_CTRL_LPA_EXT_DATA (1u << 2)
+#define NVQ_CTRL_LPA_SMART_PER_NS (1u << 0)
+#define NVQ_CTRL_LPA_CMD_EFFECTS (1u << 1)
+#define NVQ_CTRL_LPA_EXT_DATA (1u << 2)
 
-struct nvme_id_ctrl {
+struct nvq_id_ctrl {
 	uint16_t vid;
 	uint16_t ssvid;
 	char sn[20];
@@ -582,65 +604,65 @@ struct nvme_id_ctrl {
 	uint8_t msdbd;
 	uint16_t ofcs;
 	uint8_t rsvd1806[242];
-	struct nvme_id_power_state psd[32];
+	struct nvq_id_power_state psd[32];
 	uint8_t vs[1024];
 };
 
-_Static_assert(sizeof(struct nvme_id_ctrl) == NVME_IDENTIFY_DATA_SIZE,
+_Static_assert(sizeof(struct nvq_id_ctrl) == NVQ_IDENTIFY_DATA_SIZE,
 	       "Identify Controller is 4096 bytes");
-_Static_assert(offsetof(struct nvme_id_ctrl, sn) == 4, "SN");
-_Static_assert(offsetof(struct nvme_id_ctrl, mn) == 24, "MN");
-_Static_assert(offsetof(struct nvme_id_ctrl, fr) == 64, "FR");
-_Static_assert(offsetof(struct nvme_id_ctrl, mdts) == 77, "MDTS");
-_Static_assert(offsetof(struct nvme_id_ctrl, cntlid) == 78, "CNTLID");
-_Static_assert(offsetof(struct nvme_id_ctrl, ver) == 80, "VER");
-_Static_assert(offsetof(struct nvme_id_ctrl, cntrltype) == 111, "CNTRLTYPE");
-_Static_assert(offsetof(struct nvme_id_ctrl, crdt1) == 128, "CRDT1");
-_Static_assert(offsetof(struct nvme_id_ctrl, nvmsr) == 253, "NVMSR");
-_Static_assert(offsetof(struct nvme_id_ctrl, oacs) == 256, "OACS");
-_Static_assert(offsetof(struct nvme_id_ctrl, aerl) == 259, "AERL");
-_Static_assert(offsetof(struct nvme_id_ctrl, lpa) == 261, "LPA");
-_Static_assert(offsetof(struct nvme_id_ctrl, elpe) == 262, "ELPE");
-_Static_assert(offsetof(struct nvme_id_ctrl, npss) == 263, "NPSS");
-_Static_assert(offsetof(struct nvme_id_ctrl, wctemp) == 266, "WCTEMP");
-_Static_assert(offsetof(struct nvme_id_ctrl, tnvmcap) == 280, "TNVMCAP");
-_Static_assert(offsetof(struct nvme_id_ctrl, kas) == 320, "KAS");
-_Static_assert(offsetof(struct nvme_id_ctrl, sanicap) == 328, "SANICAP");
-_Static_assert(offsetof(struct nvme_id_ctrl, anatt) == 342, "ANATT");
-_Static_assert(offsetof(struct nvme_id_ctrl, pels) == 352, "PELS");
-_Static_assert(offsetof(struct nvme_id_ctrl, sqes) == 512, "SQES");
-_Static_assert(offsetof(struct nvme_id_ctrl, maxcmd) == 514, "MAXCMD");
-_Static_assert(offsetof(struct nvme_id_ctrl, nn) == 516, "NN");
-_Static_assert(offsetof(struct nvme_id_ctrl, oncs) == 520, "ONCS");
-_Static_assert(offsetof(struct nvme_id_ctrl, vwc) == 525, "VWC");
-_Static_assert(offsetof(struct nvme_id_ctrl, sgls) == 536, "SGLS");
-_Static_assert(offsetof(struct nvme_id_ctrl, subnqn) == 768, "SUBNQN");
-_Static_assert(offsetof(struct nvme_id_ctrl, ioccsz) == 1792, "IOCCSZ");
-_Static_assert(offsetof(struct nvme_id_ctrl, psd) == 2048, "PSD0");
-_Static_assert(offsetof(struct nvme_id_ctrl, vs) == 3072, "VS area");
+_Static_assert(offsetof(struct nvq_id_ctrl, sn) == 4, "SN");
+_Static_assert(offsetof(struct nvq_id_ctrl, mn) == 24, "MN");
+_Static_assert(offsetof(struct nvq_id_ctrl, fr) == 64, "FR");
+_Static_assert(offsetof(struct nvq_id_ctrl, mdts) == 77, "MDTS");
+_Static_assert(offsetof(struct nvq_id_ctrl, cntlid) == 78, "CNTLID");
+_Static_assert(offsetof(struct nvq_id_ctrl, ver) == 80, "VER");
+_Static_assert(offsetof(struct nvq_id_ctrl, cntrltype) == 111, "CNTRLTYPE");
+_Static_assert(offsetof(struct nvq_id_ctrl, crdt1) == 128, "CRDT1");
+_Static_assert(offsetof(struct nvq_id_ctrl, nvmsr) == 253, "NVMSR");
+_Static_assert(offsetof(struct nvq_id_ctrl, oacs) == 256, "OACS");
+_Static_assert(offsetof(struct nvq_id_ctrl, aerl) == 259, "AERL");
+_Static_assert(offsetof(struct nvq_id_ctrl, lpa) == 261, "LPA");
+_Static_assert(offsetof(struct nvq_id_ctrl, elpe) == 262, "ELPE");
+_Static_assert(offsetof(struct nvq_id_ctrl, npss) == 263, "NPSS");
+_Static_assert(offsetof(struct nvq_id_ctrl, wctemp) == 266, "WCTEMP");
+_Static_assert(offsetof(struct nvq_id_ctrl, tnvmcap) == 280, "TNVMCAP");
+_Static_assert(offsetof(struct nvq_id_ctrl, kas) == 320, "KAS");
+_Static_assert(offsetof(struct nvq_id_ctrl, sanicap) == 328, "SANICAP");
+_Static_assert(offsetof(struct nvq_id_ctrl, anatt) == 342, "ANATT");
+_Static_assert(offsetof(struct nvq_id_ctrl, pels) == 352, "PELS");
+_Static_assert(offsetof(struct nvq_id_ctrl, sqes) == 512, "SQES");
+_Static_assert(offsetof(struct nvq_id_ctrl, maxcmd) == 514, "MAXCMD");
+_Static_assert(offsetof(struct nvq_id_ctrl, nn) == 516, "NN");
+_Static_assert(offsetof(struct nvq_id_ctrl, oncs) == 520, "ONCS");
+_Static_assert(offsetof(struct nvq_id_ctrl, vwc) == 525, "VWC");
+_Static_assert(offsetof(struct nvq_id_ctrl, sgls) == 536, "SGLS");
+_Static_assert(offsetof(struct nvq_id_ctrl, subnqn) == 768, "SUBNQN");
+_Static_assert(offsetof(struct nvq_id_ctrl, ioccsz) == 1792, "IOCCSZ");
+_Static_assert(offsetof(struct nvq_id_ctrl, psd) == 2048, "PSD0");
+_Static_assert(offsetof(struct nvq_id_ctrl, vs) == 3072, "VS area");
 
-struct nvme_lbaf {
+struct nvq_lbaf {
 	uint16_t ms; /* metadata bytes per LBA */
 	uint8_t ds; /* LBA data size, log2 */
 	uint8_t rp; /* relative performance, bits 1:0 */
 };
-_Static_assert(sizeof(struct nvme_lbaf) == 4, "LBA format is 4 bytes");
+_Static_assert(sizeof(struct nvq_lbaf) == 4, "LBA format is 4 bytes");
 
-#define NVME_NS_FLBAS_LBA_MASK 0x0f /* bits 3:0; 6:5 are the high bits */
-#define NVME_NS_FLBAS_LBA_UMASK 0x60
-#define NVME_NS_FLBAS_META_EXT 0x10
-#define NVME_NS_NSFEAT_THIN (1u << 0)
-#define NVME_NS_DLFEAT_READ_ZEROES 0x1 /* DLFEAT 2:0 = 001b */
-#define NVME_NS_DLFEAT_WZ_DEAC (1u << 3)
+#define NVQ_NS_FLBAS_LBA_MASK 0x0f /* bits 3:0; 6:5 are the high bits */
+#define NVQ_NS_FLBAS_LBA_UMASK 0x60
+#define NVQ_NS_FLBAS_META_EXT 0x10
+#define NVQ_NS_NSFEAT_THIN (1u << 0)
+#define NVQ_NS_DLFEAT_READ_ZEROES 0x1 /* DLFEAT 2:0 = 001b */
+#define NVQ_NS_DLFEAT_WZ_DEAC (1u << 3)
 
 /* Index of the LBA format in use, from FLBAS (up to 64 formats). */
-static inline unsigned int nvme_flbas_index(uint8_t flbas)
+static inline unsigned int nvq_flbas_index(uint8_t flbas)
 {
-	return (flbas & NVME_NS_FLBAS_LBA_MASK) |
-	       ((flbas & NVME_NS_FLBAS_LBA_UMASK) >> 1);
+	return (flbas & NVQ_NS_FLBAS_LBA_MASK) |
+	       ((flbas & NVQ_NS_FLBAS_LBA_UMASK) >> 1);
 }
 
-struct nvme_id_ns {
+struct nvq_id_ns {
 	uint64_t nsze;
 	uint64_t ncap;
 	uint64_t nuse;
@@ -678,31 +700,31 @@ struct nvme_id_ns {
 	uint16_t endgid;
 	uint8_t nguid[16];
 	uint8_t eui64[8];
-	struct nvme_lbaf lbaf[64];
+	struct nvq_lbaf lbaf[64];
 	uint8_t vs[3712];
 };
 
-_Static_assert(sizeof(struct nvme_id_ns) == NVME_IDENTIFY_DATA_SIZE,
+_Static_assert(sizeof(struct nvq_id_ns) == NVQ_IDENTIFY_DATA_SIZE,
 	       "Identify Namespace is 4096 bytes");
-_Static_assert(offsetof(struct nvme_id_ns, nsfeat) == 24, "NSFEAT");
-_Static_assert(offsetof(struct nvme_id_ns, flbas) == 26, "FLBAS");
-_Static_assert(offsetof(struct nvme_id_ns, dlfeat) == 33, "DLFEAT");
-_Static_assert(offsetof(struct nvme_id_ns, noiob) == 46, "NOIOB");
-_Static_assert(offsetof(struct nvme_id_ns, nvmcap) == 48, "NVMCAP");
-_Static_assert(offsetof(struct nvme_id_ns, npwg) == 64, "NPWG");
-_Static_assert(offsetof(struct nvme_id_ns, mssrl) == 74, "MSSRL");
-_Static_assert(offsetof(struct nvme_id_ns, anagrpid) == 92, "ANAGRPID");
-_Static_assert(offsetof(struct nvme_id_ns, nsattr) == 99, "NSATTR");
-_Static_assert(offsetof(struct nvme_id_ns, nguid) == 104, "NGUID");
-_Static_assert(offsetof(struct nvme_id_ns, eui64) == 120, "EUI64");
-_Static_assert(offsetof(struct nvme_id_ns, lbaf) == 128, "LBAF0");
-_Static_assert(offsetof(struct nvme_id_ns, vs) == 384, "VS area");
+_Static_assert(offsetof(struct nvq_id_ns, nsfeat) == 24, "NSFEAT");
+_Static_assert(offsetof(struct nvq_id_ns, flbas) == 26, "FLBAS");
+_Static_assert(offsetof(struct nvq_id_ns, dlfeat) == 33, "DLFEAT");
+_Static_assert(offsetof(struct nvq_id_ns, noiob) == 46, "NOIOB");
+_Static_assert(offsetof(struct nvq_id_ns, nvmcap) == 48, "NVMCAP");
+_Static_assert(offsetof(struct nvq_id_ns, npwg) == 64, "NPWG");
+_Static_assert(offsetof(struct nvq_id_ns, mssrl) == 74, "MSSRL");
+_Static_assert(offsetof(struct nvq_id_ns, anagrpid) == 92, "ANAGRPID");
+_Static_assert(offsetof(struct nvq_id_ns, nsattr) == 99, "NSATTR");
+_Static_assert(offsetof(struct nvq_id_ns, nguid) == 104, "NGUID");
+_Static_assert(offsetof(struct nvq_id_ns, eui64) == 120, "EUI64");
+_Static_assert(offsetof(struct nvq_id_ns, lbaf) == 128, "LBAF0");
+_Static_assert(offsetof(struct nvq_id_ns, vs) == 384, "VS area");
 
 /* ------------------------------------------------------------------ */
 /* Log pages                                                           */
 /* ------------------------------------------------------------------ */
 
-struct nvme_error_log {
+struct nvq_error_log {
 	uint64_t error_count;
 	uint16_t sqid;
 	uint16_t cid;
@@ -717,11 +739,11 @@ struct nvme_error_log {
 	uint16_t trtype_spec_info;
 	uint8_t rsvd42[22];
 };
-_Static_assert(sizeof(struct nvme_error_log) == 64, "error entry 64 bytes");
-_Static_assert(offsetof(struct nvme_error_log, lba) == 16, "error LBA");
-_Static_assert(offsetof(struct nvme_error_log, cs) == 32, "error CS");
+_Static_assert(sizeof(struct nvq_error_log) == 64, "error entry 64 bytes");
+_Static_assert(offsetof(struct nvq_error_log, lba) == 16, "error LBA");
+_Static_assert(offsetof(struct nvq_error_log, cs) == 32, "error CS");
 
-struct nvme_smart_log {
+struct nvq_smart_log {
 	uint8_t critical_warning;
 	uint8_t temperature[2]; /* Kelvin */
 	uint8_t avail_spare;
@@ -748,26 +770,26 @@ struct nvme_smart_log {
 	uint32_t thm_temp2_total_time;
 	uint8_t rsvd232[280];
 };
-_Static_assert(sizeof(struct nvme_smart_log) == 512, "SMART log 512 bytes");
-_Static_assert(offsetof(struct nvme_smart_log, data_units_read) == 32, "DUR");
-_Static_assert(offsetof(struct nvme_smart_log, host_reads) == 64, "HRC");
-_Static_assert(offsetof(struct nvme_smart_log, unsafe_shutdowns) == 144,
+_Static_assert(sizeof(struct nvq_smart_log) == 512, "SMART log 512 bytes");
+_Static_assert(offsetof(struct nvq_smart_log, data_units_read) == 32, "DUR");
+_Static_assert(offsetof(struct nvq_smart_log, host_reads) == 64, "HRC");
+_Static_assert(offsetof(struct nvq_smart_log, unsafe_shutdowns) == 144,
 	       "unsafe shutdowns");
-_Static_assert(offsetof(struct nvme_smart_log, warning_temp_time) == 192,
+_Static_assert(offsetof(struct nvq_smart_log, warning_temp_time) == 192,
 	       "WCTT");
-_Static_assert(offsetof(struct nvme_smart_log, temp_sensor) == 200, "TS1");
+_Static_assert(offsetof(struct nvq_smart_log, temp_sensor) == 200, "TS1");
 
-struct nvme_fw_slot_log {
+struct nvq_fw_slot_log {
 	uint8_t afi;
 	uint8_t rsvd1[7];
 	char frs[7][8];
 	uint8_t rsvd64[448];
 };
-_Static_assert(sizeof(struct nvme_fw_slot_log) == 512, "FW slot log 512");
-_Static_assert(offsetof(struct nvme_fw_slot_log, frs) == 8, "FRS1");
+_Static_assert(sizeof(struct nvq_fw_slot_log) == 512, "FW slot log 512");
+_Static_assert(offsetof(struct nvq_fw_slot_log, frs) == 8, "FRS1");
 
 /* Little helpers for the 128-bit little-endian counters in the SMART log. */
-static inline void nvme_u128_add(uint8_t v[16], uint64_t add)
+static inline void nvq_u128_add(uint8_t v[16], uint64_t add)
 {
 	unsigned int i;
 
@@ -779,7 +801,7 @@ static inline void nvme_u128_add(uint8_t v[16], uint64_t add)
 	}
 }
 
-static inline uint64_t nvme_u128_lo(const uint8_t v[16])
+static inline uint64_t nvq_u128_lo(const uint8_t v[16])
 {
 	uint64_t r = 0;
 	int i;

@@ -29,11 +29,11 @@ int main(int argc, char **argv)
 	t0 = h_now();
 	end = t0 + (uint64_t)(secs * 1e9);
 	for (;;) {
-		struct nvme_cqe c;
+		struct nvq_cqe c;
 		unsigned int got = 0;
 
 		while (inflight < qd) {
-			struct nvme_sqe s = h_sqe(nvme_cmd_read);
+			struct nvq_sqe s = h_sqe(nvq_cmd_read);
 
 			s.nsid = 1;
 			s.cdw10 = (uint32_t)(done + inflight) % 16384;
@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 	}
 	/* Drain. */
 	for (i = 0; i < inflight; i++) {
-		struct nvme_cqe c;
+		struct nvq_cqe c;
 
 		CHECK_EQ(h_reap(h, q, &c, H_TIMEOUT_MS), 0);
 	}

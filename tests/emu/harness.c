@@ -43,8 +43,8 @@ struct h *h_try_open(const char *params)
 		return NULL;
 	}
 	h->ops = h->t->ops;
-	h->cap = h->ops->reg_read64(h->t, NVME_REG_CAP);
-	h->dstrd = NVME_CAP_DSTRD(h->cap);
+	h->cap = h->ops->reg_read64(h->t, NVQ_REG_CAP);
+	h->dstrd = NVQ_CAP_DSTRD(h->cap);
 	a = mmap(NULL, ARENA_LEN, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(a != MAP_FAILED);
@@ -108,7 +108,7 @@ uint32_t h_wait_csts(struct h *h, uint32_t mask, uint32_t want)
 	uint32_t csts;
 
 	for (;;) {
-		csts = h->ops->reg_read32(h->t, NVME_REG_CSTS);
+		csts = h->ops->reg_read32(h->t, NVQ_REG_CSTS);
 		if ((csts & mask) == want)
 			return csts;
 		CHECK(h_now() < end);
@@ -118,9 +118,9 @@ uint32_t h_wait_csts(struct h *h, uint32_t mask, uint32_t want)
 
 uint32_t h_cc_default(void)
 {
-	return NVME_CC_EN | NVME_CC_CSS_NVM | NVME_CC_AMS_RR |
-	       (NVME_SQES_LOG2 << NVME_CC_IOSQES_SHIFT) |
-	       (NVME_CQES_LOG2 << NVME_CC_IOCQES_SHIFT);
+	return NVQ_CC_EN | NVQ_CC_CSS_NVM | NVQ_CC_AMS_RR |
+	       (NVQ_SQES_LOG2 << NVQ_CC_IOSQES_SHIFT) |
+	       (NVQ_CQES_LOG2 << NVQ_CC_IOCQES_SHIFT);
 }
 
 uint32_t h_enable_cc(struct h *h, uint32_t aq_size, uint32_t cc)
@@ -135,18 +135,18 @@ uint32_t h_enable_cc(struct h *h, uint32_t aq_size, uint32_t cc)
 	h->aq.sq_tail = h->aq.cq_head = 0;
 	h->aq.phase = 1;
 	h->aq.shadow = false;
-	h->ops->reg_write32(h->t, NVME_REG_AQA,
-			    NVME_AQA(aq_size - 1, aq_size - 1));
-	h->ops->reg_write64(h->t, NVME_REG_ASQ, h->aq.sq_iova);
-	h->ops->reg_write64(h->t, NVME_REG_ACQ, h->aq.cq_iova);
-	h->ops->reg_write32(h->t, NVME_REG_CC, cc);
+	h->ops->reg_write32(h->t, NVQ_REG_AQA,
+			    NVQ_AQA(aq_size - 1, aq_size - 1));
+	h->ops->reg_write64(h->t, NVQ_REG_ASQ, h->aq.sq_iova);
+	h->ops->reg_write64(h->t, NVQ_REG_ACQ, h->aq.cq_iova);
+	h->ops->reg_write32(h->t, NVQ_REG_CC, cc);
 	/* Wait for RDY or CFS, whichever comes. */
 	{
 		uint64_t end = h_now() + (uint64_t)H_TIMEOUT_MS * 1000000;
 
 		for (;;) {
-			csts = h->ops->reg_read32(h->t, NVME_REG_CSTS);
-			if (csts & (NVME_CSTS_RDY | NVME_CSTS_CFS))
+			csts = h->ops->reg_read32(h->t, NVQ_REG_CSTS);
+			if (csts & (NVQ_CSTS_RDY | NVQ_CSTS_CFS))
 				return csts;
 			CHECK(h_now() < end);
 			sched_yield();
@@ -158,22 +158,22 @@ void h_enable(struct h *h)
 {
 	uint32_t csts = h_enable_cc(h, 32, h_cc_default());
 
-	CHECK_EQ(csts & (NVME_CSTS_RDY | NVME_CSTS_CFS), NVME_CSTS_RDY);
+	CHECK_EQ(csts & (NVQ_CSTS_RDY | NVQ_CSTS_CFS), NVQ_CSTS_RDY);
 }
 
 void h_disable(struct h *h)
 {
 	uint32_t i;
 
-	h->ops->reg_write32(h->t, NVME_REG_CC, 0);
-	h_wait_csts(h, NVME_CSTS_RDY, 0);
+	h->ops->reg_write32(h->t, NVQ_REG_CC, 0);
+	h_wait_csts(h, NVQ_CSTS_RDY, 0);
 	for (i = 0; i < 8; i++)
 		memset(&h->ioq[i], 0, sizeof(h->ioq[i]));
 }
 
-struct nvme_sqe h_sqe(uint8_t opcode)
+struct nvq_sqe h_sqe(uint8_t opcode)
 {
-	struct nvme_sqe s;
+	struct nvq_sqe s;
 
 	memset(&s, 0, sizeof(s));
 	s.opcode = opcode;
@@ -181,7 +181,7 @@ struct nvme_sqe h_sqe(uint8_t opcode)
 	return s;
 }
 
-uint16_t h_push(struct h *h, struct hq *q, struct nvme_sqe *sqe)
+uint16_t h_push(struct h *h, struct hq *q, struct nvq_sqe *sqe)
 {
 	(void)h;
 	if (sqe->cid == 0xffff) {
@@ -197,12 +197,12 @@ uint16_t h_push(struct h *h, struct hq *q, struct nvme_sqe *sqe)
 
 static uint32_t sq_db(struct h *h, uint16_t qid)
 {
-	return nvme_sq_db_offset(qid, h->dstrd);
+	return nvq_sq_db_offset(qid, h->dstrd);
 }
 
 static uint32_t cq_db(struct h *h, uint16_t qid)
 {
-	return nvme_cq_db_offset(qid, h->dstrd);
+	return nvq_cq_db_offset(qid, h->dstrd);
 }
 
 /* The host half of the shadow doorbell protocol. */
@@ -216,7 +216,7 @@ static void shadow_ring(struct h *h, uint32_t *sdb, uint32_t *ei, uint32_t off,
 	__atomic_store_n(sdb, val, __ATOMIC_SEQ_CST);
 	__atomic_fetch_add(&h->shadow_updates, 1, __ATOMIC_RELAXED);
 	ev = (uint16_t)__atomic_load_n(ei, __ATOMIC_SEQ_CST);
-	if (nvme_dbbuf_need_event(ev, val, old)) {
+	if (nvq_dbbuf_need_event(ev, val, old)) {
 		h->ops->db_write(h->t, off, val);
 		__atomic_fetch_add(&h->mmio_db_writes, 1, __ATOMIC_RELAXED);
 	}
@@ -251,7 +251,7 @@ bool h_cqe_ready(struct hq *q)
 	return (st & 1) == q->phase;
 }
 
-int h_reap_noring(struct hq *q, struct nvme_cqe *cqe, int timeout_ms)
+int h_reap_noring(struct hq *q, struct nvq_cqe *cqe, int timeout_ms)
 {
 	uint64_t end = 0;
 	unsigned int spins = 0;
@@ -275,7 +275,7 @@ int h_reap_noring(struct hq *q, struct nvme_cqe *cqe, int timeout_ms)
 	return 0;
 }
 
-int h_reap(struct h *h, struct hq *q, struct nvme_cqe *cqe, int timeout_ms)
+int h_reap(struct h *h, struct hq *q, struct nvq_cqe *cqe, int timeout_ms)
 {
 	if (h_reap_noring(q, cqe, timeout_ms))
 		return -1;
@@ -283,10 +283,10 @@ int h_reap(struct h *h, struct hq *q, struct nvme_cqe *cqe, int timeout_ms)
 	return 0;
 }
 
-uint16_t h_cmd(struct h *h, struct hq *q, struct nvme_sqe *sqe,
-	       struct nvme_cqe *out)
+uint16_t h_cmd(struct h *h, struct hq *q, struct nvq_sqe *sqe,
+	       struct nvq_cqe *out)
 {
-	struct nvme_cqe cqe;
+	struct nvq_cqe cqe;
 	uint16_t cid = h_push(h, q, sqe);
 
 	h_ring(h, q);
@@ -299,22 +299,22 @@ uint16_t h_cmd(struct h *h, struct hq *q, struct nvme_sqe *sqe,
 	CHECK_EQ(cqe.sq_id, q->qid);
 	if (out)
 		*out = cqe;
-	return NVME_STATUS(cqe.status);
+	return NVQ_STATUS(cqe.status);
 }
 
-uint16_t h_admin(struct h *h, struct nvme_sqe *sqe, struct nvme_cqe *cqe)
+uint16_t h_admin(struct h *h, struct nvq_sqe *sqe, struct nvq_cqe *cqe)
 {
 	return h_cmd(h, &h->aq, sqe, cqe);
 }
 
 uint16_t h_set_nr_queues(struct h *h, uint16_t nsq, uint16_t ncq, uint32_t *dw0)
 {
-	struct nvme_sqe s = h_sqe(nvme_admin_set_features);
-	struct nvme_cqe cqe;
+	struct nvq_sqe s = h_sqe(nvq_admin_set_features);
+	struct nvq_cqe cqe;
 	uint16_t st;
 
-	s.cdw10 = NVME_FEAT_NUM_QUEUES;
-	s.cdw11 = NVME_NUM_QUEUES(nsq, ncq);
+	s.cdw10 = NVQ_FEAT_NUM_QUEUES;
+	s.cdw11 = NVQ_NUM_QUEUES(nsq, ncq);
 	st = h_admin(h, &s, &cqe);
 	if (dw0)
 		*dw0 = cqe.result;
@@ -324,28 +324,28 @@ uint16_t h_set_nr_queues(struct h *h, uint16_t nsq, uint16_t ncq, uint32_t *dw0)
 uint16_t h_create_cq(struct h *h, uint16_t qid, uint32_t size, bool ien,
 		     uint16_t iv)
 {
-	struct nvme_sqe s = h_sqe(nvme_admin_create_cq);
+	struct nvq_sqe s = h_sqe(nvq_admin_create_cq);
 	struct hq *q = &h->ioq[qid];
 
 	CHECK(qid < 8);
 	q->cq = h_alloc(h, size * 16, &q->cq_iova);
 	s.prp1 = q->cq_iova;
 	s.cdw10 = qid | (size - 1) << 16;
-	s.cdw11 = NVME_QUEUE_PHYS_CONTIG | (ien ? NVME_CQ_IRQ_ENABLED : 0) |
-		  (uint32_t)iv << NVME_CQ_IV_SHIFT;
+	s.cdw11 = NVQ_QUEUE_PHYS_CONTIG | (ien ? NVQ_CQ_IRQ_ENABLED : 0) |
+		  (uint32_t)iv << NVQ_CQ_IV_SHIFT;
 	return h_admin(h, &s, NULL);
 }
 
 uint16_t h_create_sq(struct h *h, uint16_t qid, uint32_t size, uint16_t cqid)
 {
-	struct nvme_sqe s = h_sqe(nvme_admin_create_sq);
+	struct nvq_sqe s = h_sqe(nvq_admin_create_sq);
 	struct hq *q = &h->ioq[qid];
 
 	CHECK(qid < 8);
 	q->sq = h_alloc(h, size * 64, &q->sq_iova);
 	s.prp1 = q->sq_iova;
 	s.cdw10 = qid | (size - 1) << 16;
-	s.cdw11 = NVME_QUEUE_PHYS_CONTIG | (uint32_t)cqid << NVME_SQ_CQID_SHIFT;
+	s.cdw11 = NVQ_QUEUE_PHYS_CONTIG | (uint32_t)cqid << NVQ_SQ_CQID_SHIFT;
 	return h_admin(h, &s, NULL);
 }
 
@@ -363,15 +363,15 @@ struct hq *h_ioq(struct h *h, uint16_t qid, uint32_t size, bool ien,
 	q->next_cid = 0;
 	if (h->dbbuf) {
 		q->shadow = true;
-		q->sdb_sq = h->dbbuf + nvme_sq_db_index(qid, h->dstrd);
-		q->sdb_cq = h->dbbuf + nvme_cq_db_index(qid, h->dstrd);
-		q->ei_sq = h->ei + nvme_sq_db_index(qid, h->dstrd);
-		q->ei_cq = h->ei + nvme_cq_db_index(qid, h->dstrd);
+		q->sdb_sq = h->dbbuf + nvq_sq_db_index(qid, h->dstrd);
+		q->sdb_cq = h->dbbuf + nvq_cq_db_index(qid, h->dstrd);
+		q->ei_sq = h->ei + nvq_sq_db_index(qid, h->dstrd);
+		q->ei_cq = h->ei + nvq_cq_db_index(qid, h->dstrd);
 	}
 	return q;
 }
 
-void h_prp(struct h *h, struct nvme_sqe *sqe, void *buf, size_t len)
+void h_prp(struct h *h, struct nvq_sqe *sqe, void *buf, size_t len)
 {
 	uint64_t iova = h_iova(h, buf);
 	uint64_t first = 4096 - (iova & 4095), rem, *list, page;
@@ -408,7 +408,7 @@ void h_prp(struct h *h, struct nvme_sqe *sqe, void *buf, size_t len)
 uint16_t h_rw(struct h *h, struct hq *q, uint8_t opcode, uint32_t nsid,
 	      uint64_t slba, uint32_t nlb, void *buf, size_t len)
 {
-	struct nvme_sqe s = h_sqe(opcode);
+	struct nvq_sqe s = h_sqe(opcode);
 
 	s.nsid = nsid;
 	s.cdw10 = (uint32_t)slba;
@@ -421,7 +421,7 @@ uint16_t h_rw(struct h *h, struct hq *q, uint8_t opcode, uint32_t nsid,
 
 uint16_t h_identify(struct h *h, uint32_t cns, uint32_t nsid, void *buf)
 {
-	struct nvme_sqe s = h_sqe(nvme_admin_identify);
+	struct nvq_sqe s = h_sqe(nvq_admin_identify);
 
 	s.nsid = nsid;
 	s.cdw10 = cns;

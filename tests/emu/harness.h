@@ -41,13 +41,13 @@
 #define CHECK_ST(st, sct, sc)                                           \
 	do {                                                            \
 		unsigned int _s = (st);                                 \
-		if (NVME_SCT(_s) != (sct) || NVME_SC(_s) != (sc)) {     \
+		if (NVQ_SCT(_s) != (sct) || NVQ_SC(_s) != (sc)) {       \
 			fprintf(stderr,                                 \
 				"%s:%d: CHECK failed: status of %s is " \
 				"SCT %u SC 0x%02x, expected SCT %u "    \
 				"SC 0x%02x\n",                          \
-				__FILE__, __LINE__, #st, NVME_SCT(_s),  \
-				NVME_SC(_s), (unsigned int)(sct),       \
+				__FILE__, __LINE__, #st, NVQ_SCT(_s),   \
+				NVQ_SC(_s), (unsigned int)(sct),        \
 				(unsigned int)(sc));                    \
 			exit(1);                                        \
 		}                                                       \
@@ -61,8 +61,8 @@
 struct hq {
 	uint16_t qid;
 	uint32_t size;
-	struct nvme_sqe *sq;
-	struct nvme_cqe *cq;
+	struct nvq_sqe *sq;
+	struct nvq_cqe *cq;
 	uint64_t sq_iova, cq_iova;
 	uint16_t sq_tail, cq_head, phase;
 	uint16_t next_cid;
@@ -110,26 +110,26 @@ void *h_alloc(struct h *h, size_t len, uint64_t *iova);
 uint64_t h_iova(struct h *h, const void *p);
 
 /* Put @sqe (cid assigned when @sqe->cid == 0xffff) in @q without ringing. */
-uint16_t h_push(struct h *h, struct hq *q, struct nvme_sqe *sqe);
+uint16_t h_push(struct h *h, struct hq *q, struct nvq_sqe *sqe);
 /* Ring @q's SQ tail doorbell (MMIO, or shadow + EventIdx rule). */
 void h_ring(struct h *h, struct hq *q);
 /* Take the next CQE of @q; 0, or -1 after @timeout_ms. */
-int h_reap(struct h *h, struct hq *q, struct nvme_cqe *cqe, int timeout_ms);
+int h_reap(struct h *h, struct hq *q, struct nvq_cqe *cqe, int timeout_ms);
 /* Peek: is a new CQE visible in @q? */
 bool h_cqe_ready(struct hq *q);
 /* Ring @q's CQ head doorbell with the current head. */
 void h_ring_cq(struct h *h, struct hq *q);
 /* Take the next CQE without ringing the CQ head doorbell. */
-int h_reap_noring(struct hq *q, struct nvme_cqe *cqe, int timeout_ms);
+int h_reap_noring(struct hq *q, struct nvq_cqe *cqe, int timeout_ms);
 
 /* Submit one command and wait for it; returns the status field
  * (SC 7:0, SCT 10:8, ...), *@cqe (may be NULL) gets the CQE. */
-uint16_t h_cmd(struct h *h, struct hq *q, struct nvme_sqe *sqe,
-	       struct nvme_cqe *cqe);
-uint16_t h_admin(struct h *h, struct nvme_sqe *sqe, struct nvme_cqe *cqe);
+uint16_t h_cmd(struct h *h, struct hq *q, struct nvq_sqe *sqe,
+	       struct nvq_cqe *cqe);
+uint16_t h_admin(struct h *h, struct nvq_sqe *sqe, struct nvq_cqe *cqe);
 
 /* A zeroed SQE with @opcode, cid 0xffff (auto). */
-struct nvme_sqe h_sqe(uint8_t opcode);
+struct nvq_sqe h_sqe(uint8_t opcode);
 
 /* Number of Queues, Create CQ/SQ pair @qid (@ien, vector @iv). */
 uint16_t h_set_nr_queues(struct h *h, uint16_t nsq, uint16_t ncq,
@@ -147,7 +147,7 @@ uint16_t h_rw(struct h *h, struct hq *q, uint8_t opcode, uint32_t nsid,
 	      uint64_t slba, uint32_t nlb, void *buf, size_t len);
 /* Fill prp1/prp2 of @sqe for [@buf, +@len) in the arena (lists from the
  * arena). */
-void h_prp(struct h *h, struct nvme_sqe *sqe, void *buf, size_t len);
+void h_prp(struct h *h, struct nvq_sqe *sqe, void *buf, size_t len);
 
 /* Identify @cns into @buf (4096 bytes, arena memory). */
 uint16_t h_identify(struct h *h, uint32_t cns, uint32_t nsid, void *buf);

@@ -9,7 +9,7 @@
 
 #include "harness.h"
 
-static uint16_t submit(struct h *h, struct nvme_sqe *s)
+static uint16_t submit(struct h *h, struct nvq_sqe *s)
 {
 	uint16_t cid = h_push(h, &h->aq, s);
 
@@ -19,42 +19,42 @@ static uint16_t submit(struct h *h, struct nvme_sqe *s)
 
 static uint16_t aer(struct h *h)
 {
-	struct nvme_sqe s = h_sqe(nvme_admin_async_event);
+	struct nvq_sqe s = h_sqe(nvq_admin_async_event);
 
 	return submit(h, &s);
 }
 
 /* Run an admin command; CQEs arriving for @aer_cid are stored in *@ev. */
-static uint16_t admin_ev(struct h *h, struct nvme_sqe *s, uint16_t aer_cid,
-			 struct nvme_cqe *ev, int *got)
+static uint16_t admin_ev(struct h *h, struct nvq_sqe *s, uint16_t aer_cid,
+			 struct nvq_cqe *ev, int *got)
 {
 	uint16_t cid = submit(h, s);
-	struct nvme_cqe c;
+	struct nvq_cqe c;
 
 	for (;;) {
 		CHECK_EQ(h_reap(h, &h->aq, &c, H_TIMEOUT_MS), 0);
 		if (c.cid == cid)
-			return NVME_STATUS(c.status);
+			return NVQ_STATUS(c.status);
 		CHECK_EQ(c.cid, aer_cid);
 		*ev = c;
 		(*got)++;
 	}
 }
 
-static struct nvme_sqe temp_thresh(uint16_t kelvin)
+static struct nvq_sqe temp_thresh(uint16_t kelvin)
 {
-	struct nvme_sqe s = h_sqe(nvme_admin_set_features);
+	struct nvq_sqe s = h_sqe(nvq_admin_set_features);
 
-	s.cdw10 = NVME_FEAT_TEMP_THRESH;
+	s.cdw10 = NVQ_FEAT_TEMP_THRESH;
 	s.cdw11 = kelvin;
 	return s;
 }
 
-static struct nvme_sqe log_page(struct h *h, uint8_t lid, bool rae, void *buf)
+static struct nvq_sqe log_page(struct h *h, uint8_t lid, bool rae, void *buf)
 {
-	struct nvme_sqe s = h_sqe(nvme_admin_get_log_page);
+	struct nvq_sqe s = h_sqe(nvq_admin_get_log_page);
 
-	s.cdw10 = lid | (rae ? NVME_LOG_RAE : 0) | (512 / 4 - 1) << 16;
+	s.cdw10 = lid | (rae ? NVQ_LOG_RAE : 0) | (512 / 4 - 1) << 16;
 	s.prp1 = h_iova(h, buf);
 	return s;
 }
@@ -62,9 +62,9 @@ static struct nvme_sqe log_page(struct h *h, uint8_t lid, bool rae, void *buf)
 int main(void)
 {
 	struct h *h = h_open("qpairs=2");
-	struct nvme_smart_log *sm;
-	struct nvme_cqe ev;
-	struct nvme_sqe s;
+	struct nvq_smart_log *sm;
+	struct nvq_cqe ev;
+	struct nvq_sqe s;
 	uint16_t a1, a2, a[4];
 	int got = 0, i;
 
@@ -74,8 +74,8 @@ int main(void)
 	/* Held: other commands complete, the AER does not. */
 	a1 = aer(h);
 	for (i = 0; i < 5; i++) {
-		s = h_sqe(nvme_admin_identify);
-		s.cdw10 = NVME_ID_CNS_CTRL;
+		s = h_sqe(nvq_admin_identify);
+		s.cdw10 = NVQ_ID_CNS_CTRL;
 		s.prp1 = h_iova(h, sm);
 		CHECK_OK(admin_ev(h, &s, a1, &ev, &got));
 	}
@@ -89,11 +89,11 @@ int main(void)
 	s = temp_thresh(250);
 	CHECK_OK(admin_ev(h, &s, a1, &ev, &got));
 	CHECK_EQ(got, 1);
-	CHECK_OK(NVME_STATUS(ev.status));
-	CHECK_EQ(NVME_AER_TYPE(ev.result), NVME_AER_SMART);
-	CHECK_EQ(NVME_AER_INFO(ev.result), 0x01);
-	CHECK_EQ(NVME_AER_LOG_PAGE(ev.result), NVME_LOG_SMART);
-	s = log_page(h, NVME_LOG_SMART, true, sm);
+	CHECK_OK(NVQ_STATUS(ev.status));
+	CHECK_EQ(NVQ_AER_TYPE(ev.result), NVQ_AER_SMART);
+	CHECK_EQ(NVQ_AER_INFO(ev.result), 0x01);
+	CHECK_EQ(NVQ_AER_LOG_PAGE(ev.result), NVQ_LOG_SMART);
+	s = log_page(h, NVQ_LOG_SMART, true, sm);
 	CHECK_OK(h_admin(h, &s, NULL));
 	CHECK(sm->critical_warning & 0x2);
 
@@ -102,26 +102,26 @@ int main(void)
 	a2 = aer(h);
 	s = temp_thresh(260);
 	CHECK_OK(admin_ev(h, &s, a2, &ev, &got));
-	s = log_page(h, NVME_LOG_SMART, true, sm); /* RAE = 1: still masked */
+	s = log_page(h, NVQ_LOG_SMART, true, sm); /* RAE = 1: still masked */
 	CHECK_OK(admin_ev(h, &s, a2, &ev, &got));
 	CHECK_EQ(got, 0);
 	CHECK(!h_cqe_ready(&h->aq));
-	s = log_page(h, NVME_LOG_SMART, false, sm);
+	s = log_page(h, NVQ_LOG_SMART, false, sm);
 	CHECK_OK(admin_ev(h, &s, a2, &ev, &got));
 	CHECK_EQ(got, 1);
-	CHECK_EQ(NVME_AER_TYPE(ev.result), NVME_AER_SMART);
+	CHECK_EQ(NVQ_AER_TYPE(ev.result), NVQ_AER_SMART);
 	/* Re-armed: clear the condition for what follows. */
 	s = temp_thresh(343);
 	CHECK_OK(h_admin(h, &s, NULL));
-	s = log_page(h, NVME_LOG_SMART, false, sm);
+	s = log_page(h, NVQ_LOG_SMART, false, sm);
 	CHECK_OK(h_admin(h, &s, NULL));
 	CHECK(!(sm->critical_warning & 0x2));
 
 	/* Async Event Configuration off: no SMART event. */
 	got = 0;
 	a1 = aer(h);
-	s = h_sqe(nvme_admin_set_features);
-	s.cdw10 = NVME_FEAT_ASYNC_EVENT;
+	s = h_sqe(nvq_admin_set_features);
+	s.cdw10 = NVQ_FEAT_ASYNC_EVENT;
 	s.cdw11 = 0;
 	CHECK_OK(admin_ev(h, &s, a1, &ev, &got));
 	s = temp_thresh(250);
@@ -132,47 +132,47 @@ int main(void)
 	/* AERL = 3: four may be outstanding (a1 + 3 more), the fifth fails. */
 	for (i = 0; i < 3; i++)
 		a[i] = aer(h);
-	s = h_sqe(nvme_admin_async_event);
-	CHECK_ST(admin_ev(h, &s, 0xffff, &ev, &got), NVME_SCT_CMD_SPECIFIC,
-		 NVME_SC_AER_LIMIT);
+	s = h_sqe(nvq_admin_async_event);
+	CHECK_ST(admin_ev(h, &s, 0xffff, &ev, &got), NVQ_SCT_CMD_SPECIFIC,
+		 NVQ_SC_AER_LIMIT);
 	CHECK_EQ(got, 0);
 
 	/* An invalid doorbell value (>= queue size): error event. */
 	{
 		struct hq *q = h_ioq(h, 1, 16, false, 0);
 
-		h->ops->db_write(h->t, nvme_sq_db_offset(1, h->dstrd), 16);
+		h->ops->db_write(h->t, nvq_sq_db_offset(1, h->dstrd), 16);
 		CHECK_EQ(h_reap(h, &h->aq, &ev, H_TIMEOUT_MS), 0);
 		CHECK(ev.cid == a1 || ev.cid == a[0]);
-		CHECK_EQ(NVME_AER_TYPE(ev.result), NVME_AER_ERROR);
-		CHECK_EQ(NVME_AER_INFO(ev.result), 0x01);
-		CHECK_EQ(NVME_AER_LOG_PAGE(ev.result), NVME_LOG_ERROR);
+		CHECK_EQ(NVQ_AER_TYPE(ev.result), NVQ_AER_ERROR);
+		CHECK_EQ(NVQ_AER_INFO(ev.result), 0x01);
+		CHECK_EQ(NVQ_AER_LOG_PAGE(ev.result), NVQ_LOG_ERROR);
 		/* The queue still works with valid values. */
 		{
 			uint8_t *b = h_alloc(h, 4096, NULL);
 
-			CHECK_OK(h_rw(h, q, nvme_cmd_read, 1, 0, 1, b, 4096));
+			CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 0, 1, b, 4096));
 		}
 		/* Error events masked until the error log is read. */
-		s = h_sqe(nvme_admin_get_log_page);
-		s.cdw10 = NVME_LOG_ERROR | (4096 / 4 - 1) << 16;
+		s = h_sqe(nvq_admin_get_log_page);
+		s.cdw10 = NVQ_LOG_ERROR | (4096 / 4 - 1) << 16;
 		s.prp1 = h_iova(h, h_alloc(h, 4096, NULL));
 		CHECK_OK(h_admin(h, &s, NULL));
 		/* A write to a doorbell register that does not exist. */
-		h->ops->db_write(h->t, nvme_sq_db_offset(200, h->dstrd), 1);
+		h->ops->db_write(h->t, nvq_sq_db_offset(200, h->dstrd), 1);
 		CHECK_EQ(h_reap(h, &h->aq, &ev, H_TIMEOUT_MS), 0);
-		CHECK_EQ(NVME_AER_TYPE(ev.result), NVME_AER_ERROR);
-		CHECK_EQ(NVME_AER_INFO(ev.result), 0x00);
+		CHECK_EQ(NVQ_AER_TYPE(ev.result), NVQ_AER_ERROR);
+		CHECK_EQ(NVQ_AER_INFO(ev.result), 0x00);
 		/*
 		 * The doorbell of a queue that was not created (qid 2 of
 		 * qpairs=2: inside the doorbell array) is just as invalid
 		 * (NVMe 2.0 5.2.2, Error information 00h).
 		 */
 		CHECK_OK(h_admin(h, &s, NULL));
-		h->ops->db_write(h->t, nvme_cq_db_offset(2, h->dstrd), 1);
+		h->ops->db_write(h->t, nvq_cq_db_offset(2, h->dstrd), 1);
 		CHECK_EQ(h_reap(h, &h->aq, &ev, H_TIMEOUT_MS), 0);
-		CHECK_EQ(NVME_AER_TYPE(ev.result), NVME_AER_ERROR);
-		CHECK_EQ(NVME_AER_INFO(ev.result), 0x00);
+		CHECK_EQ(NVQ_AER_TYPE(ev.result), NVQ_AER_ERROR);
+		CHECK_EQ(NVQ_AER_INFO(ev.result), 0x00);
 	}
 
 	/* A reset drops outstanding AERs: none complete afterwards. */

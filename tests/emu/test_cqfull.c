@@ -21,15 +21,15 @@ static void pause_ms(int ms)
 static void run(const char *params, bool shadow)
 {
 	struct h *h = h_open(params);
-	struct nvme_sqe s;
-	struct nvme_cqe c;
+	struct nvq_sqe s;
+	struct nvq_cqe c;
 	struct hq *q;
 	uint8_t *b;
 	unsigned int i, seen = 0;
 
 	h_enable(h);
 	if (shadow) {
-		s = h_sqe(nvme_admin_dbbuf);
+		s = h_sqe(nvq_admin_dbbuf);
 		h->dbbuf = h_alloc(h, 4096, &h->dbbuf_iova);
 		h->ei = h_alloc(h, 4096, &h->ei_iova);
 		s.prp1 = h->dbbuf_iova;
@@ -46,13 +46,13 @@ static void run(const char *params, bool shadow)
 	q->phase = 1;
 	if (shadow) {
 		q->shadow = true;
-		q->sdb_sq = h->dbbuf + nvme_sq_db_index(1, h->dstrd);
-		q->sdb_cq = h->dbbuf + nvme_cq_db_index(1, h->dstrd);
-		q->ei_sq = h->ei + nvme_sq_db_index(1, h->dstrd);
-		q->ei_cq = h->ei + nvme_cq_db_index(1, h->dstrd);
+		q->sdb_sq = h->dbbuf + nvq_sq_db_index(1, h->dstrd);
+		q->sdb_cq = h->dbbuf + nvq_cq_db_index(1, h->dstrd);
+		q->ei_sq = h->ei + nvq_sq_db_index(1, h->dstrd);
+		q->ei_cq = h->ei + nvq_cq_db_index(1, h->dstrd);
 	}
 	for (i = 0; i < 20; i++) {
-		s = h_sqe(nvme_cmd_read);
+		s = h_sqe(nvq_cmd_read);
 		s.nsid = 1;
 		s.cid = (uint16_t)(100 + i);
 		h_prp(h, &s, b, 4096);
@@ -90,7 +90,7 @@ static void run(const char *params, bool shadow)
 		for (i = 0; i < n; i++) {
 			CHECK_EQ(h_reap_noring(q, &c, H_TIMEOUT_MS), 0);
 			CHECK_EQ(c.cid, 100 + seen);
-			CHECK_OK(NVME_STATUS(c.status));
+			CHECK_OK(NVQ_STATUS(c.status));
 			CHECK_EQ(c.sq_id, 1);
 			seen++;
 		}

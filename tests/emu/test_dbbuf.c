@@ -13,7 +13,7 @@
 
 static void dbbuf_on(struct h *h)
 {
-	struct nvme_sqe s = h_sqe(nvme_admin_dbbuf);
+	struct nvq_sqe s = h_sqe(nvq_admin_dbbuf);
 
 	h->dbbuf = h_alloc(h, 4096, &h->dbbuf_iova);
 	h->ei = h_alloc(h, 4096, &h->ei_iova);
@@ -25,8 +25,8 @@ static void dbbuf_on(struct h *h)
 static void batch(struct h *h, struct hq *q, uint8_t opcode, uint8_t *b,
 		  unsigned int first, unsigned int depth)
 {
-	struct nvme_sqe s;
-	struct nvme_cqe c;
+	struct nvq_sqe s;
+	struct nvq_cqe c;
 	unsigned int i;
 
 	for (i = 0; i < depth; i++) {
@@ -40,7 +40,7 @@ static void batch(struct h *h, struct hq *q, uint8_t opcode, uint8_t *b,
 	}
 	for (i = 0; i < depth; i++) {
 		CHECK_EQ(h_reap(h, q, &c, H_TIMEOUT_MS), 0);
-		CHECK_OK(NVME_STATUS(c.status));
+		CHECK_OK(NVQ_STATUS(c.status));
 	}
 }
 
@@ -56,9 +56,9 @@ static uint64_t traffic(struct h *h, struct hq *q, unsigned int n,
 	for (done = 0; done < n; done += depth) {
 		for (i = 0; i < depth; i++)
 			memset(b + 4096 * i, (int)(done + i), 4096);
-		batch(h, q, nvme_cmd_write, b, done, depth);
+		batch(h, q, nvq_cmd_write, b, done, depth);
 		memset(b, 0xee, 4096 * depth);
-		batch(h, q, nvme_cmd_read, b, done, depth);
+		batch(h, q, nvq_cmd_read, b, done, depth);
 		for (i = 0; i < depth; i++)
 			CHECK_EQ(b[4096 * i + 4095], (uint8_t)(done + i));
 	}
@@ -84,7 +84,7 @@ static void polling_device(void)
 	/* Rings happen only when EventIdx was passed: about once a lap. */
 	CHECK(mmio * 4 < updates);
 	/* The admin queue ignores the shadow page: MMIO still works. */
-	CHECK_OK(h_identify(h, NVME_ID_CNS_CTRL, 0, h_alloc(h, 4096, NULL)));
+	CHECK_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, h_alloc(h, 4096, NULL)));
 	/* A second queue created after the config uses it from the start. */
 	q = h_ioq(h, 2, 16, false, 0);
 	traffic(h, q, 400, 4);
@@ -124,17 +124,17 @@ static void existing_queues(void)
 	traffic(h, q, 37, 1); /* tail and head away from 0 */
 	dbbuf_on(h);
 	/* The device seeded the shadow words with the current values. */
-	CHECK_EQ(__atomic_load_n(h->dbbuf + nvme_sq_db_index(1, 0),
+	CHECK_EQ(__atomic_load_n(h->dbbuf + nvq_sq_db_index(1, 0),
 				 __ATOMIC_ACQUIRE),
 		 q->sq_tail);
-	CHECK_EQ(__atomic_load_n(h->dbbuf + nvme_cq_db_index(1, 0),
+	CHECK_EQ(__atomic_load_n(h->dbbuf + nvq_cq_db_index(1, 0),
 				 __ATOMIC_ACQUIRE),
 		 q->cq_head);
 	q->shadow = true;
-	q->sdb_sq = h->dbbuf + nvme_sq_db_index(1, 0);
-	q->sdb_cq = h->dbbuf + nvme_cq_db_index(1, 0);
-	q->ei_sq = h->ei + nvme_sq_db_index(1, 0);
-	q->ei_cq = h->ei + nvme_cq_db_index(1, 0);
+	q->sdb_sq = h->dbbuf + nvq_sq_db_index(1, 0);
+	q->sdb_cq = h->dbbuf + nvq_cq_db_index(1, 0);
+	q->ei_sq = h->ei + nvq_sq_db_index(1, 0);
+	q->ei_cq = h->ei + nvq_cq_db_index(1, 0);
 	traffic(h, q, 200, 3);
 	/* A reset forgets the config: MMIO doorbells again. */
 	h_disable(h);

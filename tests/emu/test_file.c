@@ -33,22 +33,22 @@ static struct h *up(struct hq **q)
 
 static void shutdown_normal(struct h *h)
 {
-	h->ops->reg_write32(h->t, NVME_REG_CC,
-			    h_cc_default() | NVME_CC_SHN_NORMAL);
-	h_wait_csts(h, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_CMPLT);
+	h->ops->reg_write32(h->t, NVQ_REG_CC,
+			    h_cc_default() | NVQ_CC_SHN_NORMAL);
+	h_wait_csts(h, NVQ_CSTS_SHST_MASK, NVQ_CSTS_SHST_CMPLT);
 }
 
 /* SMART Power Cycles and Unsafe Shutdowns must be @pc and @us. */
 static void check_smart(struct h *h, uint64_t pc, uint64_t us)
 {
-	struct nvme_smart_log *sm = h_alloc(h, 4096, NULL);
-	struct nvme_sqe s = h_sqe(nvme_admin_get_log_page);
+	struct nvq_smart_log *sm = h_alloc(h, 4096, NULL);
+	struct nvq_sqe s = h_sqe(nvq_admin_get_log_page);
 
-	s.cdw10 = NVME_LOG_SMART | (512 / 4 - 1) << 16;
+	s.cdw10 = NVQ_LOG_SMART | (512 / 4 - 1) << 16;
 	s.prp1 = h_iova(h, sm);
 	CHECK_OK(h_admin(h, &s, NULL));
-	CHECK_EQ(nvme_u128_lo(sm->power_cycles), pc);
-	CHECK_EQ(nvme_u128_lo(sm->unsafe_shutdowns), us);
+	CHECK_EQ(nvq_u128_lo(sm->power_cycles), pc);
+	CHECK_EQ(nvq_u128_lo(sm->unsafe_shutdowns), us);
 }
 
 /*
@@ -79,7 +79,7 @@ static void check_blocks(struct h *h, struct hq *q, uint32_t nsid,
 	uint8_t w[16384];
 
 	pattern(w, sizeof(w), tag);
-	CHECK_OK(h_rw(h, q, nvme_cmd_read, nsid, slba, 4, r, 16384));
+	CHECK_OK(h_rw(h, q, nvq_cmd_read, nsid, slba, 4, r, 16384));
 	CHECK(!memcmp(r, w, 16384));
 }
 
@@ -89,7 +89,7 @@ static void write_blocks(struct h *h, struct hq *q, uint32_t nsid,
 	uint8_t *w = h_alloc(h, 16384, NULL);
 
 	pattern(w, 16384, tag);
-	CHECK_OK(h_rw(h, q, nvme_cmd_write, nsid, slba, 4, w, 16384));
+	CHECK_OK(h_rw(h, q, nvq_cmd_write, nsid, slba, 4, w, 16384));
 }
 
 int main(void)
@@ -131,25 +131,25 @@ int main(void)
 	check_blocks(h, q, 1, 10, 1);
 	check_blocks(h, q, 2, 20, 2);
 	write_blocks(h, q, 1, 2044, 3); /* the last blocks of ns 1 */
-	CHECK_OK(h_rw(h, q, nvme_cmd_flush, 1, 0, 1, NULL, 0));
+	CHECK_OK(h_rw(h, q, nvq_cmd_flush, 1, 0, 1, NULL, 0));
 	write_blocks(h, q, 2, 0, 4);
 	/* FUA write. */
 	{
-		struct nvme_sqe s = h_sqe(nvme_cmd_write);
+		struct nvq_sqe s = h_sqe(nvq_cmd_write);
 		uint8_t *b = h_alloc(h, 4096, NULL);
 
 		memset(b, 0x66, 4096);
 		s.nsid = 2;
 		s.cdw10 = 100;
-		s.cdw12 = NVME_RW_FUA;
+		s.cdw12 = NVQ_RW_FUA;
 		h_prp(h, &s, b, 4096);
 		CHECK_OK(h_cmd(h, q, &s, NULL));
 	}
 	/* Deallocate on a file: reads back zeroes. */
 	write_blocks(h, q, 1, 200, 5);
-	CHECK_OK(h_rw(h, q, nvme_cmd_write_zeroes, 1, 200, 4, NULL, 0));
+	CHECK_OK(h_rw(h, q, nvq_cmd_write_zeroes, 1, 200, 4, NULL, 0));
 	{
-		struct nvme_sqe s = h_sqe(nvme_cmd_write_zeroes);
+		struct nvq_sqe s = h_sqe(nvq_cmd_write_zeroes);
 		uint8_t *r = h_alloc(h, 16384, NULL);
 		uint8_t z[16384] = { 0 };
 
@@ -157,11 +157,11 @@ int main(void)
 		write_blocks(h, q, 1, 300, 6);
 		s.nsid = 1;
 		s.cdw10 = 298;
-		s.cdw12 = 63 | NVME_RW_DEAC;
+		s.cdw12 = 63 | NVQ_RW_DEAC;
 		CHECK_OK(h_cmd(h, q, &s, NULL));
-		CHECK_OK(h_rw(h, q, nvme_cmd_read, 1, 200, 4, r, 16384));
+		CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 200, 4, r, 16384));
 		CHECK(!memcmp(r, z, 16384));
-		CHECK_OK(h_rw(h, q, nvme_cmd_read, 1, 300, 4, r, 16384));
+		CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 300, 4, r, 16384));
 		CHECK(!memcmp(r, z, 16384));
 	}
 	shutdown_normal(h);
@@ -177,21 +177,21 @@ int main(void)
 	{
 		uint8_t *r = h_alloc(h, 4096, NULL);
 
-		CHECK_OK(h_rw(h, q, nvme_cmd_read, 2, 100, 1, r, 4096));
+		CHECK_OK(h_rw(h, q, nvq_cmd_read, 2, 100, 1, r, 4096));
 		CHECK_EQ(r[0], 0x66);
 		CHECK_EQ(r[4095], 0x66);
 	}
 	/* The serial number is stable for the same file. */
 	{
-		struct nvme_id_ctrl *id = h_alloc(h, 4096, NULL);
+		struct nvq_id_ctrl *id = h_alloc(h, 4096, NULL);
 		char sn1[20];
 
-		CHECK_OK(h_identify(h, NVME_ID_CNS_CTRL, 0, id));
+		CHECK_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
 		memcpy(sn1, id->sn, 20);
 		h_close(h);
 		h = up(&q);
 		id = h_alloc(h, 4096, NULL);
-		CHECK_OK(h_identify(h, NVME_ID_CNS_CTRL, 0, id));
+		CHECK_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
 		CHECK(!memcmp(sn1, id->sn, 20));
 	}
 	h_close(h);

@@ -50,9 +50,9 @@ static uint64_t rnd_addr(struct h *h)
 }
 
 /* Submit @s on @q, reap until its own CQE shows up; its status. */
-static uint16_t run(struct h *h, struct hq *q, struct nvme_sqe *s)
+static uint16_t run(struct h *h, struct hq *q, struct nvq_sqe *s)
 {
-	struct nvme_cqe c;
+	struct nvq_cqe c;
 	uint16_t cid = h_push(h, q, s);
 
 	h_ring(h, q);
@@ -64,7 +64,7 @@ static uint16_t run(struct h *h, struct hq *q, struct nvme_sqe *s)
 			exit(1);
 		}
 		if (c.sq_id == q->qid && c.cid == cid)
-			return NVME_STATUS(c.status);
+			return NVQ_STATUS(c.status);
 		other_cqes++;
 	}
 }
@@ -72,16 +72,16 @@ static uint16_t run(struct h *h, struct hq *q, struct nvme_sqe *s)
 static uint16_t final_cmd(struct h *h, struct hq *q, uint8_t opcode,
 			  uint8_t *buf)
 {
-	struct nvme_sqe s = h_sqe(opcode);
+	struct nvq_sqe s = h_sqe(opcode);
 
 	s.nsid = q->qid ? 1 : 0;
-	s.cdw10 = q->qid ? 17 : NVME_ID_CNS_CTRL;
+	s.cdw10 = q->qid ? 17 : NVQ_ID_CNS_CTRL;
 	s.cdw12 = q->qid ? 1 : 0;
 	h_prp(h, &s, buf, q->qid ? 8192 : 4096);
 	return run(h, q, &s);
 }
 
-static void random_common(struct h *h, struct nvme_sqe *s)
+static void random_common(struct h *h, struct nvq_sqe *s)
 {
 	s->flags = rnd() % 10 ? 0 : (uint8_t)rnd();
 	s->mptr = rnd() % 4 ? 0 : rnd();
@@ -113,10 +113,10 @@ static uint32_t rnd_nsid(void)
 
 static void fuzz_io(struct h *h, struct hq *q)
 {
-	static const uint8_t ops[] = { nvme_cmd_read, nvme_cmd_write,
-				       nvme_cmd_flush, nvme_cmd_write_zeroes,
-				       nvme_cmd_dsm };
-	struct nvme_sqe s;
+	static const uint8_t ops[] = { nvq_cmd_read, nvq_cmd_write,
+				       nvq_cmd_flush, nvq_cmd_write_zeroes,
+				       nvq_cmd_dsm };
+	struct nvq_sqe s;
 
 	memset(&s, 0, sizeof(s));
 	s.cid = 0xffff;
@@ -149,24 +149,24 @@ static void adopt_dbbuf(struct h *h)
 		struct hq *q = &h->ioq[i];
 
 		q->shadow = true;
-		q->sdb_sq = h->dbbuf + nvme_sq_db_index(q->qid, h->dstrd);
-		q->sdb_cq = h->dbbuf + nvme_cq_db_index(q->qid, h->dstrd);
-		q->ei_sq = h->ei + nvme_sq_db_index(q->qid, h->dstrd);
-		q->ei_cq = h->ei + nvme_cq_db_index(q->qid, h->dstrd);
+		q->sdb_sq = h->dbbuf + nvq_sq_db_index(q->qid, h->dstrd);
+		q->sdb_cq = h->dbbuf + nvq_cq_db_index(q->qid, h->dstrd);
+		q->ei_sq = h->ei + nvq_sq_db_index(q->qid, h->dstrd);
+		q->ei_cq = h->ei + nvq_cq_db_index(q->qid, h->dstrd);
 	}
 }
 
 static void fuzz_admin(struct h *h)
 {
 	static const uint8_t ops[] = {
-		nvme_admin_delete_sq,	 nvme_admin_create_sq,
-		nvme_admin_get_log_page, nvme_admin_delete_cq,
-		nvme_admin_create_cq,	 nvme_admin_identify,
-		nvme_admin_abort_cmd,	 nvme_admin_set_features,
-		nvme_admin_get_features, nvme_admin_async_event,
-		nvme_admin_dbbuf,
+		nvq_admin_delete_sq,	nvq_admin_create_sq,
+		nvq_admin_get_log_page, nvq_admin_delete_cq,
+		nvq_admin_create_cq,	nvq_admin_identify,
+		nvq_admin_abort_cmd,	nvq_admin_set_features,
+		nvq_admin_get_features, nvq_admin_async_event,
+		nvq_admin_dbbuf,
 	};
-	struct nvme_sqe s;
+	struct nvq_sqe s;
 	uint16_t qid;
 
 	memset(&s, 0, sizeof(s));
@@ -178,10 +178,10 @@ static void fuzz_admin(struct h *h)
 	s.cdw11 = (uint32_t)rnd();
 	s.cdw12 = rnd() % 2 ? 0 : (uint32_t)rnd();
 	switch (s.opcode) {
-	case nvme_admin_delete_sq:
-	case nvme_admin_delete_cq:
-	case nvme_admin_create_sq:
-	case nvme_admin_create_cq:
+	case nvq_admin_delete_sq:
+	case nvq_admin_delete_cq:
+	case nvq_admin_create_sq:
+	case nvq_admin_create_cq:
 		/* Mostly plausible queue ids and sizes; never ours. */
 		if (rnd() % 4) {
 			qid = (uint16_t)(rnd() % (QPAIRS + 2));
@@ -202,12 +202,12 @@ static void fuzz_admin(struct h *h)
 				 (rnd() % (DATA_LEN / 4096 - 1)) * 4096;
 		}
 		qid = s.cdw10 & 0xffff;
-		if ((s.opcode == nvme_admin_delete_sq ||
-		     s.opcode == nvme_admin_delete_cq) &&
+		if ((s.opcode == nvq_admin_delete_sq ||
+		     s.opcode == nvq_admin_delete_cq) &&
 		    (qid == 1 || qid == 2))
 			s.cdw10 += 2;
 		break;
-	case nvme_admin_get_log_page:
+	case nvq_admin_get_log_page:
 		if (rnd() % 3)
 			s.cdw10 = (uint32_t)(rnd() % 5) |
 				  (uint32_t)(rnd() % 2) << 15 |
@@ -215,19 +215,19 @@ static void fuzz_admin(struct h *h)
 		if (rnd() % 2)
 			s.cdw11 = 0;
 		break;
-	case nvme_admin_identify:
+	case nvq_admin_identify:
 		if (rnd() % 3)
 			s.cdw10 = (uint32_t)(rnd() % 5);
 		break;
-	case nvme_admin_set_features:
-	case nvme_admin_get_features:
+	case nvq_admin_set_features:
+	case nvq_admin_get_features:
 		if (rnd() % 4)
 			s.cdw10 = (uint32_t)(rnd() % 12) | (uint32_t)(rnd() % 5)
 								   << 8;
 		if (!(rnd() % 8))
 			s.cdw10 |= 1u << 31;
 		break;
-	case nvme_admin_dbbuf:
+	case nvq_admin_dbbuf:
 		/* Valid pages only from the protected area. */
 		if (rnd() % 2) {
 			s.prp1 = dbbuf_iova[0];
@@ -240,7 +240,7 @@ static void fuzz_admin(struct h *h)
 	default:
 		break;
 	}
-	if (s.opcode == nvme_admin_async_event) {
+	if (s.opcode == nvq_admin_async_event) {
 		/* Held by the device: do not wait for it. */
 		h_push(h, &h->aq, &s);
 		h_ring(h, &h->aq);
@@ -248,7 +248,7 @@ static void fuzz_admin(struct h *h)
 		return;
 	}
 	{
-		struct nvme_cqe c;
+		struct nvq_cqe c;
 		uint16_t cid = h_push(h, &h->aq, &s);
 
 		h_ring(h, &h->aq);
@@ -258,11 +258,11 @@ static void fuzz_admin(struct h *h)
 				break;
 			other_cqes++;
 		}
-		if (s.opcode == nvme_admin_dbbuf && !NVME_STATUS(c.status))
+		if (s.opcode == nvq_admin_dbbuf && !NVQ_STATUS(c.status))
 			adopt_dbbuf(h);
-		if ((s.opcode == nvme_admin_create_sq ||
-		     s.opcode == nvme_admin_create_cq) &&
-		    !NVME_STATUS(c.status))
+		if ((s.opcode == nvq_admin_create_sq ||
+		     s.opcode == nvq_admin_create_cq) &&
+		    !NVQ_STATUS(c.status))
 			created++;
 	}
 }
@@ -275,30 +275,30 @@ static void fuzz_bells(struct h *h)
 
 	switch (rnd() % 5) {
 	case 0: /* fuzz-created queues (may not exist) */
-		o->db_write(h->t, nvme_sq_db_offset(qid, h->dstrd),
+		o->db_write(h->t, nvq_sq_db_offset(qid, h->dstrd),
 			    (uint32_t)(rnd() % 80));
 		break;
 	case 1:
-		o->db_write(h->t, nvme_cq_db_offset(qid, h->dstrd),
+		o->db_write(h->t, nvq_cq_db_offset(qid, h->dstrd),
 			    (uint32_t)(rnd() % 80));
 		break;
 	case 2: /* an invalid value on our queue, then the right one */
-		o->db_write(h->t, nvme_sq_db_offset(q->qid, h->dstrd),
+		o->db_write(h->t, nvq_sq_db_offset(q->qid, h->dstrd),
 			    q->size + (uint32_t)(rnd() % 100));
 		if (!q->shadow)
-			o->db_write(h->t, nvme_sq_db_offset(q->qid, h->dstrd),
+			o->db_write(h->t, nvq_sq_db_offset(q->qid, h->dstrd),
 				    q->sq_tail);
 		break;
 	case 3: /* outside the doorbell array, or misaligned */
-		o->db_write(h->t, NVME_REG_DBS + (uint32_t)(rnd() % 0x100000),
+		o->db_write(h->t, NVQ_REG_DBS + (uint32_t)(rnd() % 0x100000),
 			    (uint32_t)rnd());
 		break;
 	default: /* registers other than CC */
 	{
 		static const uint32_t regs[] = {
-			NVME_REG_CAP,	 NVME_REG_VS,	NVME_REG_INTMS,
-			NVME_REG_INTMC,	 NVME_REG_CSTS, NVME_REG_NSSR,
-			NVME_REG_CMBLOC, 0x40,		0x44,
+			NVQ_REG_CAP,	NVQ_REG_VS,   NVQ_REG_INTMS,
+			NVQ_REG_INTMC,	NVQ_REG_CSTS, NVQ_REG_NSSR,
+			NVQ_REG_CMBLOC, 0x40,	      0x44,
 		};
 
 		o->reg_write32(h->t, regs[rnd() % 9], (uint32_t)rnd());
@@ -340,16 +340,16 @@ static void fuzz_run(const char *params, unsigned int iters)
 	}
 
 	/* Still healthy. */
-	CHECK(!(h->ops->reg_read32(h->t, NVME_REG_CSTS) & NVME_CSTS_CFS));
+	CHECK(!(h->ops->reg_read32(h->t, NVQ_REG_CSTS) & NVQ_CSTS_CFS));
 	/* (Late AER or fuzz-SQ completions may still arrive: run() skips.) */
 	memset(b, 0xa5, 16384);
-	CHECK_OK(final_cmd(h, q1, nvme_cmd_write, b));
+	CHECK_OK(final_cmd(h, q1, nvq_cmd_write, b));
 	memset(b, 0, 16384);
-	CHECK_OK(final_cmd(h, q2, nvme_cmd_read, b));
+	CHECK_OK(final_cmd(h, q2, nvq_cmd_read, b));
 	for (i = 0; i < 8192; i++)
 		CHECK_EQ(b[i], 0xa5);
-	CHECK_OK(final_cmd(h, &h->aq, nvme_admin_identify, b));
-	CHECK_EQ(((struct nvme_id_ctrl *)b)->nn, 1024);
+	CHECK_OK(final_cmd(h, &h->aq, nvq_admin_identify, b));
+	CHECK_EQ(((struct nvq_id_ctrl *)b)->nn, 1024);
 	printf("fuzz '%s': seed 0x%llx, %u iterations, %u AERs, %u queues "
 	       "created, %u other CQEs\n",
 	       params, (unsigned long long)seed0, iters, aers_held, created,

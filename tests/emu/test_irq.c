@@ -42,7 +42,7 @@ static bool signalled(int fd)
 
 static void read1(struct h *h, struct hq *q, uint8_t *b)
 {
-	CHECK_OK(h_rw(h, q, nvme_cmd_read, 1, 0, 1, b, 4096));
+	CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 0, 1, b, 4096));
 }
 
 int main(void)
@@ -69,7 +69,7 @@ int main(void)
 	b = h_alloc(h, 4096, NULL);
 	/* Admin completions signal vector 0. */
 	drain(fd0);
-	CHECK_OK(h_identify(h, NVME_ID_CNS_CTRL, 0, b));
+	CHECK_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, b));
 	wait_irq(fd0);
 
 	q1 = h_ioq(h, 1, 16, true, 1);
@@ -95,12 +95,12 @@ int main(void)
 
 	/* A batch of completions: at least one signal, at most one per CQE. */
 	{
-		struct nvme_sqe s;
-		struct nvme_cqe c;
+		struct nvq_sqe s;
+		struct nvq_cqe c;
 		uint64_t n;
 
 		for (i = 0; i < 8; i++) {
-			s = h_sqe(nvme_cmd_flush);
+			s = h_sqe(nvq_cmd_flush);
 			s.nsid = 1;
 			h_push(h, q1, &s);
 		}
@@ -116,17 +116,17 @@ int main(void)
 	/* Interrupt coalescing (threshold 16, time 100 us): a lone CQE is
 	 * still signalled once the aggregation time passes. */
 	{
-		struct nvme_sqe s = h_sqe(nvme_admin_set_features);
+		struct nvq_sqe s = h_sqe(nvq_admin_set_features);
 
-		s.cdw10 = NVME_FEAT_IRQ_COALESCE;
+		s.cdw10 = NVQ_FEAT_IRQ_COALESCE;
 		s.cdw11 = 15 | 1u << 8;
 		CHECK_OK(h_admin(h, &s, NULL));
 		drain(fd1);
 		read1(h, q1, b);
 		wait_irq(fd1);
 		/* Coalescing disabled for vector 1: immediate again. */
-		s = h_sqe(nvme_admin_set_features);
-		s.cdw10 = NVME_FEAT_IRQ_CONFIG;
+		s = h_sqe(nvq_admin_set_features);
+		s.cdw10 = NVQ_FEAT_IRQ_CONFIG;
 		s.cdw11 = 1 | 1u << 16;
 		CHECK_OK(h_admin(h, &s, NULL));
 		read1(h, q1, b);

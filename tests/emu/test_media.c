@@ -260,10 +260,9 @@ static void device_latency(void)
 	for (i = 0; i < 5; i++) {
 		uint64_t t0 = h_now();
 
-		CHECK_OK(h_rw(h, q, nvme_cmd_read, 1, (uint64_t)i, 1, b, 4096));
+		CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, (uint64_t)i, 1, b, 4096));
 		CHECK(h_now() - t0 >= 1000000);
-		CHECK_OK(
-			h_rw(h, q, nvme_cmd_write, 1, (uint64_t)i, 1, b, 4096));
+		CHECK_OK(h_rw(h, q, nvq_cmd_write, 1, (uint64_t)i, 1, b, 4096));
 	}
 	h_close(h);
 }
@@ -272,8 +271,8 @@ static void device_latency(void)
 static void stamp(void)
 {
 	struct h *h = h_open("stamp=1");
-	struct nvme_cqe c;
-	struct nvme_sqe s;
+	struct nvq_cqe c;
+	struct nvq_sqe s;
 	struct hq *q;
 	uint8_t *b;
 	int i;
@@ -284,7 +283,7 @@ static void stamp(void)
 	for (i = 0; i < 20; i++) {
 		uint64_t t0 = h_now(), t1;
 
-		s = h_sqe(i % 2 ? nvme_cmd_write : nvme_cmd_read);
+		s = h_sqe(i % 2 ? nvq_cmd_write : nvq_cmd_read);
 		s.nsid = 1;
 		h_prp(h, &s, b, 4096);
 		CHECK_OK(h_cmd(h, q, &s, &c));
@@ -293,8 +292,8 @@ static void stamp(void)
 		CHECK((uint32_t)(c.dw1 - (uint32_t)t0) <= (uint32_t)(t1 - t0));
 	}
 	/* Admin completions keep DW1 as the command defines it. */
-	s = h_sqe(nvme_admin_identify);
-	s.cdw10 = NVME_ID_CNS_CTRL;
+	s = h_sqe(nvq_admin_identify);
+	s.cdw10 = NVQ_ID_CNS_CTRL;
 	h_prp(h, &s, b, 4096);
 	CHECK_OK(h_admin(h, &s, &c));
 	CHECK_EQ(c.dw1, 0);
@@ -305,7 +304,7 @@ static void stamp(void)
 	h_enable(h);
 	q = h_ioq(h, 1, 32, false, 0);
 	b = h_alloc(h, 4096, NULL);
-	s = h_sqe(nvme_cmd_read);
+	s = h_sqe(nvq_cmd_read);
 	s.nsid = 1;
 	h_prp(h, &s, b, 4096);
 	CHECK_OK(h_cmd(h, q, &s, &c));

@@ -48,11 +48,11 @@ static void *io_worker(void *arg)
 
 	for (r = 0; r < ROUNDS; r++) {
 		uint64_t slba = w->id * 1000 + r % 64;
-		struct nvme_sqe s;
-		struct nvme_cqe c;
+		struct nvq_sqe s;
+		struct nvq_cqe c;
 
 		memset(b, (int)(r + w->id), 8192);
-		s = h_sqe(nvme_cmd_write);
+		s = h_sqe(nvq_cmd_write);
 		s.nsid = 1;
 		s.cdw10 = (uint32_t)slba;
 		s.cdw12 = 1;
@@ -61,9 +61,9 @@ static void *io_worker(void *arg)
 		h_ring(h, w->q);
 		wait_cqe(w);
 		CHECK_EQ(h_reap(h, w->q, &c, H_TIMEOUT_MS), 0);
-		CHECK_OK(NVME_STATUS(c.status));
+		CHECK_OK(NVQ_STATUS(c.status));
 		memset(b, 0, 8192);
-		s = h_sqe(nvme_cmd_read);
+		s = h_sqe(nvq_cmd_read);
 		s.nsid = 1;
 		s.cdw10 = (uint32_t)slba;
 		s.cdw12 = 1;
@@ -72,7 +72,7 @@ static void *io_worker(void *arg)
 		h_ring(h, w->q);
 		wait_cqe(w);
 		CHECK_EQ(h_reap(h, w->q, &c, H_TIMEOUT_MS), 0);
-		CHECK_OK(NVME_STATUS(c.status));
+		CHECK_OK(NVQ_STATUS(c.status));
 		for (i = 0; i < 8192; i += 511)
 			CHECK_EQ(b[i], (uint8_t)(r + w->id));
 	}
@@ -88,11 +88,11 @@ static void *churn(void *arg)
 
 	for (r = 0; r < ROUNDS; r++) {
 		uint8_t *p = churn_mem + (r % 4) * 4096;
-		struct nvme_sqe s;
+		struct nvq_sqe s;
 		uint64_t iova;
 
 		CHECK_EQ(o->dma_map(h->t, p, 4096, &iova), 0);
-		s = h_sqe(nvme_cmd_read);
+		s = h_sqe(nvq_cmd_read);
 		s.nsid = 1;
 		s.cdw10 = 5000;
 		s.prp1 = iova;
@@ -100,12 +100,12 @@ static void *churn(void *arg)
 		CHECK_EQ(o->dma_unmap(h->t, p, 4096), 0);
 		/* The device may no longer write it. */
 		memset(p, 0x11, 4096);
-		s = h_sqe(nvme_cmd_read);
+		s = h_sqe(nvq_cmd_read);
 		s.nsid = 1;
 		s.cdw10 = 5000;
 		s.prp1 = iova;
-		CHECK_ST(h_cmd(h, q, &s, NULL), NVME_SCT_GENERIC,
-			 NVME_SC_DATA_XFER_ERROR);
+		CHECK_ST(h_cmd(h, q, &s, NULL), NVQ_SCT_GENERIC,
+			 NVQ_SC_DATA_XFER_ERROR);
 		CHECK_EQ(p[0], 0x11);
 	}
 	return NULL;
@@ -139,10 +139,10 @@ int main(void)
 	CHECK_EQ(pthread_create(&th[NQ], NULL, churn, q[NQ]), 0);
 	/* Admin traffic and register reads meanwhile. */
 	for (r = 0; r < ROUNDS; r++) {
-		CHECK_OK(h_identify(h, NVME_ID_CNS_CTRL, 0, id));
-		CHECK_EQ(h->ops->reg_read32(h->t, NVME_REG_CSTS) &
-				 (NVME_CSTS_RDY | NVME_CSTS_CFS),
-			 NVME_CSTS_RDY);
+		CHECK_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
+		CHECK_EQ(h->ops->reg_read32(h->t, NVQ_REG_CSTS) &
+				 (NVQ_CSTS_RDY | NVQ_CSTS_CFS),
+			 NVQ_CSTS_RDY);
 	}
 	for (i = 0; i < NQ + 1; i++)
 		pthread_join(th[i], NULL);

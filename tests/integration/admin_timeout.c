@@ -28,7 +28,7 @@ int main(void)
 {
 	struct nvq_opts o;
 	struct nvq_ctrl *c;
-	struct nvme_sqe aer, sqe;
+	struct nvq_sqe aer, sqe;
 	char id[4096];
 	uint32_t result = 0;
 	uint16_t st;
@@ -37,7 +37,7 @@ int main(void)
 	o.admin_timeout_ms = 500;
 	c = open_or_die("emu:size=4M", &o);
 	memset(&aer, 0, sizeof(aer));
-	aer.opcode = nvme_admin_async_event;
+	aer.opcode = nvq_admin_async_event;
 
 	CHECK_EQ(nvq_admin(c, &aer, NULL, 0, NULL, &st), -ETIMEDOUT);
 	CHECK_MSG("timed out");
@@ -45,23 +45,23 @@ int main(void)
 
 	/* Other admin commands are not held up by it. */
 	memset(&sqe, 0, sizeof(sqe));
-	sqe.opcode = nvme_admin_identify;
-	sqe.cdw10 = NVME_ID_CNS_CTRL;
+	sqe.opcode = nvq_admin_identify;
+	sqe.cdw10 = NVQ_ID_CNS_CTRL;
 	CHECK_OK(nvq_admin(c, &sqe, id, sizeof(id), NULL, NULL));
-	CHECK(!memcmp(id + 24, nvq_id_ctrl(c)->mn, 40));
+	CHECK(!memcmp(id + 24, nvq_ctrl_id(c)->mn, 40));
 	CHECK_EQ(busy_slots(c), 1);
 
 	/* An over-temperature threshold below the current temperature
 	 * raises a SMART event: the device completes the held AER. */
 	memset(&sqe, 0, sizeof(sqe));
-	sqe.opcode = nvme_admin_set_features;
-	sqe.cdw10 = NVME_FEAT_TEMP_THRESH;
+	sqe.opcode = nvq_admin_set_features;
+	sqe.cdw10 = NVQ_FEAT_TEMP_THRESH;
 	sqe.cdw11 = 200; /* kelvin */
 	CHECK_OK(nvq_admin(c, &sqe, NULL, 0, NULL, NULL));
 	/* The next admin command reaps the late completion. */
 	memset(&sqe, 0, sizeof(sqe));
-	sqe.opcode = nvme_admin_get_features;
-	sqe.cdw10 = NVME_FEAT_TEMP_THRESH;
+	sqe.opcode = nvq_admin_get_features;
+	sqe.cdw10 = NVQ_FEAT_TEMP_THRESH;
 	CHECK_OK(nvq_admin(c, &sqe, NULL, 0, &result, NULL));
 	CHECK_EQ(result & 0xffff, 200);
 	CHECK_EQ(busy_slots(c), 0);

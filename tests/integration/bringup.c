@@ -12,7 +12,7 @@
 static void test_defaults(void)
 {
 	struct nvq_ctrl *c = open_or_die("emu:", NULL);
-	const struct nvme_id_ctrl *id = nvq_id_ctrl(c);
+	const struct nvq_id_ctrl *id = nvq_ctrl_id(c);
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	struct nvq_ns_info info;
 	uint32_t nsids[4];
@@ -24,12 +24,12 @@ static void test_defaults(void)
 	CHECK(id->nn >= 1);
 	CHECK_EQ(id->sqes, 0x66);
 	CHECK_EQ(id->cqes, 0x44);
-	CHECK(!strcmp(nvq_uri(c), "emu:"));
-	CHECK(nvq_cap(c) != 0 && nvq_cap(c) != ~0ull);
-	CHECK(NVME_VS_MJR(nvq_vs(c)) >= 1);
+	CHECK(!strcmp(nvq_ctrl_uri(c), "emu:"));
+	CHECK(nvq_ctrl_cap(c) != 0 && nvq_ctrl_cap(c) != ~0ull);
+	CHECK(NVQ_VS_MJR(nvq_ctrl_vs(c)) >= 1);
 	/* Default MDTS 5: 128 KiB per command. */
 	CHECK_EQ(id->mdts, 5);
-	CHECK_EQ(nvq_max_transfer(c), 4096u << 5);
+	CHECK_EQ(nvq_ctrl_max_transfer(c), 4096u << 5);
 
 	CHECK_EQ(nvq_ns_list(c, nsids, 4), 1);
 	CHECK_EQ(nsids[0], 1);
@@ -43,17 +43,17 @@ static void test_defaults(void)
 	CHECK_EQ(nvq_ns_info(c, 0, &info), -ENOENT);
 
 	/* One queue per online CPU (the emulator grants 64). */
-	CHECK_EQ(nvq_queue_count(c), cpus < 64 ? cpus : 64);
-	for (i = 0; i < nvq_queue_count(c); i++) {
-		struct nvq_queue *q = nvq_queue_get(c, i);
+	CHECK_EQ(nvq_ctrl_queue_count(c), cpus < 64 ? cpus : 64);
+	for (i = 0; i < nvq_ctrl_queue_count(c); i++) {
+		struct nvq_queue *q = nvq_ctrl_queue(c, i);
 
 		CHECK(q);
 		CHECK_EQ(nvq_queue_id(q), i + 1);
 		CHECK_EQ(nvq_queue_depth(q), 256);
 		CHECK_EQ(nvq_queue_inflight(q), 0);
 	}
-	CHECK(!nvq_queue_get(c, nvq_queue_count(c)));
-	CHECK(nvq_queue_for_cpu(c));
+	CHECK(!nvq_ctrl_queue(c, nvq_ctrl_queue_count(c)));
+	CHECK(nvq_ctrl_queue_for_cpu(c));
 	nvq_close(c);
 }
 
@@ -69,9 +69,9 @@ static void test_params(void)
 	o.nr_queues = 3;
 	o.queue_depth = 1000;
 	c = open_or_die("emu:mdts=2,mqes=63,size=4M,ns=3,lbads=9", &o);
-	CHECK_EQ(nvq_id_ctrl(c)->mdts, 2);
-	CHECK_EQ(nvq_max_transfer(c), 16384);
-	CHECK(nvq_id_ctrl(c)->nn >= 3);
+	CHECK_EQ(nvq_ctrl_id(c)->mdts, 2);
+	CHECK_EQ(nvq_ctrl_max_transfer(c), 16384);
+	CHECK(nvq_ctrl_id(c)->nn >= 3);
 	CHECK_EQ(nvq_ns_list(c, nsids, 2), 3);
 	CHECK_EQ(nsids[0], 1);
 	CHECK_EQ(nsids[1], 2);
@@ -81,26 +81,26 @@ static void test_params(void)
 	CHECK_EQ(info.lba_size, 512);
 	CHECK_EQ(info.nlba, 4u << 20 >> 9);
 	CHECK_EQ(info.max_transfer, 16384);
-	CHECK_EQ(nvq_queue_count(c), 3);
-	CHECK_EQ(nvq_queue_depth(nvq_queue_get(c, 2)), 64);
+	CHECK_EQ(nvq_ctrl_queue_count(c), 3);
+	CHECK_EQ(nvq_queue_depth(nvq_ctrl_queue(c, 2)), 64);
 	nvq_close(c);
 
 	/* MDTS 0 (no limit): the driver caps commands at 2 MiB. */
 	c = open_or_die("emu:mdts=0,size=8M", NULL);
-	CHECK_EQ(nvq_max_transfer(c), 2u << 20);
+	CHECK_EQ(nvq_ctrl_max_transfer(c), 2u << 20);
 	nvq_close(c);
 
 	/* The controller grants fewer queues than asked: use what it gave. */
 	o.nr_queues = 8;
 	o.queue_depth = 0;
 	c = open_or_die("emu:qpairs=2,size=4M", &o);
-	CHECK_EQ(nvq_queue_count(c), 2);
+	CHECK_EQ(nvq_ctrl_queue_count(c), 2);
 	nvq_close(c);
 
 	/* The smallest queues (2 entries, one command slot) and a doorbell
 	 * stride: I/O still works, shadow doorbells included. */
 	c = open_or_die("emu:mqes=1,dstrd=2,size=4M", NULL);
-	CHECK_EQ(nvq_queue_depth(nvq_queue_get(c, 0)), 2);
+	CHECK_EQ(nvq_queue_depth(nvq_ctrl_queue(c, 0)), 2);
 	{
 		char blk[4096], back[4096];
 

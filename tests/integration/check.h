@@ -46,6 +46,17 @@
 #define CHECK_OK(expr) CHECK_EQ((expr), 0)
 
 /* Fail unless the thread's error message contains @needle. */
+/* The bring-up notes of a controller that opened contain @needle. */
+#define CHECK_NOTES(c, needle)                                               \
+	do {                                                                 \
+		if (!strstr(nvq_ctrl_notes(c), (needle))) {                  \
+			fprintf(stderr, "%s:%d: notes \"%s\" lack \"%s\"\n", \
+				__FILE__, __LINE__, nvq_ctrl_notes(c),       \
+				(needle));                                   \
+			exit(1);                                             \
+		}                                                            \
+	} while (0)
+
 #define CHECK_MSG(needle)                                                    \
 	do {                                                                 \
 		if (!strstr(nvq_errmsg(), (needle))) {                       \

@@ -41,7 +41,7 @@ static void run(enum nvq_mode mode)
 	o.nr_queues = 1;
 	/* Commands take 5 s in the device: still there at close. */
 	c = open_or_die("emu:size=4M,lat=5s", &o);
-	q = nvq_queue_get(c, 0);
+	q = nvq_ctrl_queue(c, 0);
 	buf = nvq_dma_alloc(c, N * 4096, -1);
 	CHECK(buf);
 	for (i = 0; i < N; i++) {

@@ -55,7 +55,7 @@ static void never_cb(void *arg, const struct nvq_cpl *cpl)
 static void test_requests(void)
 {
 	struct nvq_ctrl *c = open_or_die("emu:size=4M,lbads=9", NULL);
-	struct nvq_queue *q = nvq_queue_get(c, 0);
+	struct nvq_queue *q = nvq_ctrl_queue(c, 0);
 	struct nvq_queue_stats st;
 	char *dma = nvq_dma_alloc(c, 65536, -1);
 	char *heap = malloc(8192);

@@ -86,7 +86,7 @@ static void roundtrip(struct nvq_ctrl *c, struct nvq_queue *q,
 static void test_poll(void)
 {
 	struct nvq_ctrl *c = open_mode(NVQ_MODE_POLL, false, "emu:size=4M");
-	struct nvq_queue *q = nvq_queue_get(c, 1);
+	struct nvq_queue *q = nvq_ctrl_queue(c, 1);
 	struct nvq_queue_stats st;
 
 	roundtrip(c, q, NVQ_MODE_POLL);
@@ -104,7 +104,7 @@ static void test_poll(void)
 static void test_wait(void)
 {
 	struct nvq_ctrl *c = open_mode(NVQ_MODE_WAIT, false, "emu:size=4M");
-	struct nvq_queue *q = nvq_queue_get(c, 0);
+	struct nvq_queue *q = nvq_ctrl_queue(c, 0);
 	struct nvq_queue_stats st;
 
 	roundtrip(c, q, NVQ_MODE_WAIT);
@@ -120,7 +120,7 @@ static void test_thread(bool exclusive)
 {
 	struct nvq_ctrl *c =
 		open_mode(NVQ_MODE_THREAD, exclusive, "emu:size=4M");
-	struct nvq_queue *q = nvq_queue_get(c, 1);
+	struct nvq_queue *q = nvq_ctrl_queue(c, 1);
 	struct nvq_queue_stats st;
 	unsigned int i, threads = 0;
 
@@ -153,7 +153,7 @@ static void test_thread(bool exclusive)
 static void test_exclusive(void)
 {
 	struct nvq_ctrl *c = open_mode(NVQ_MODE_POLL, true, "emu:size=4M");
-	struct nvq_queue *q = nvq_queue_get(c, 0);
+	struct nvq_queue *q = nvq_ctrl_queue(c, 0);
 
 	/* No locks at all on an exclusive queue. */
 	CHECK(!q->sq_locked);
@@ -162,7 +162,7 @@ static void test_exclusive(void)
 	nvq_close(c);
 
 	c = open_mode(NVQ_MODE_POLL, false, "emu:size=4M");
-	q = nvq_queue_get(c, 0);
+	q = nvq_ctrl_queue(c, 0);
 	CHECK(q->sq_locked && q->cq_locked);
 	CHECK(q->cq_lockp == &q->cq_lock);
 	nvq_close(c);
@@ -173,7 +173,7 @@ static void test_more(void)
 	/* Shadow doorbells off: every doorbell is an MMIO write we count. */
 	struct nvq_ctrl *c =
 		open_mode(NVQ_MODE_POLL, false, "emu:size=4M,dbbuf=0");
-	struct nvq_queue *q = nvq_queue_get(c, 0);
+	struct nvq_queue *q = nvq_ctrl_queue(c, 0);
 	struct nvq_queue_stats a, b;
 	struct cb_count cnt = { 0 };
 	char *buf = nvq_dma_alloc(c, 16 * 4096, -1);

@@ -19,8 +19,8 @@ static void check_ns(struct nvq_ctrl *c, uint32_t nsid, uint32_t lbsz,
 	CHECK_EQ(info.nsid, nsid);
 	CHECK_EQ(info.lba_size, lbsz);
 	CHECK_EQ(info.nlba, bytes / lbsz);
-	CHECK_EQ(info.max_transfer, nvq_max_transfer(c));
-	CHECK_EQ(info.id->lbaf[nvme_flbas_index(info.id->flbas)].ds,
+	CHECK_EQ(info.max_transfer, nvq_ctrl_max_transfer(c));
+	CHECK_EQ(info.id->lbaf[nvq_flbas_index(info.id->flbas)].ds,
 		 __builtin_ctz(lbsz));
 }
 
@@ -30,7 +30,7 @@ static void check_data(struct nvq_ctrl *c, unsigned int nr_ns, uint32_t lbsz)
 {
 	size_t len = 8 * (size_t)lbsz;
 	char *w = nvq_dma_alloc(c, len, -1), *r = nvq_dma_alloc(c, len, -1);
-	struct nvq_queue *q = nvq_queue_get(c, 0);
+	struct nvq_queue *q = nvq_ctrl_queue(c, 0);
 	struct cb_count cnt = { 0 };
 	unsigned int ns;
 	int calls = 0;

@@ -22,9 +22,9 @@ static uint32_t db_last[2];
 
 static void stub_db_write(struct nvq_transport *t, uint32_t off, uint32_t val)
 {
-	int cq = off == nvme_cq_db_offset(1, 0);
+	int cq = off == nvq_cq_db_offset(1, 0);
 
-	CHECK(off == nvme_sq_db_offset(1, 0) || cq);
+	CHECK(off == nvq_sq_db_offset(1, 0) || cq);
 	db_writes[cq]++;
 	db_last[cq] = val;
 }
@@ -40,8 +40,8 @@ static struct nvq_transport stub = { .ops = &stub_ops, .nr_vectors = 1 };
 
 struct dev {
 	struct nvq_queue *q;
-	struct nvme_sqe *sq;
-	struct nvme_cqe *cq;
+	struct nvq_sqe *sq;
+	struct nvq_cqe *cq;
 	uint32_t depth;
 	uint16_t cq_tail;
 	uint16_t phase;
@@ -50,7 +50,7 @@ struct dev {
 static void post_cqe(struct dev *d, uint16_t cid, uint16_t sqid, uint16_t sqhd,
 		     uint16_t status)
 {
-	struct nvme_cqe *e = &d->cq[d->cq_tail];
+	struct nvq_cqe *e = &d->cq[d->cq_tail];
 
 	e->result = 0x1234;
 	e->sq_head = sqhd;
@@ -118,7 +118,7 @@ static struct nvq_cmd *submit(struct dev *d, unsigned int n, struct rec *r,
 		return NULL;
 	for (c = lead; c; c = c->next) {
 		memset(&c->sqe, 0, sizeof(c->sqe));
-		c->sqe.opcode = nvme_cmd_flush;
+		c->sqe.opcode = nvq_cmd_flush;
 		c->sqe.cid = c->cid;
 		c->sqe.nsid = 1;
 	}
@@ -142,7 +142,7 @@ static void test_tags_and_sq(void)
 		CHECK(c[i]);
 		/* The SQE landed in ring order with its CID. */
 		CHECK_EQ(d.sq[i].cid, c[i]->cid);
-		CHECK_EQ(d.sq[i].opcode, nvme_cmd_flush);
+		CHECK_EQ(d.sq[i].opcode, nvq_cmd_flush);
 	}
 	/* Tags = depth - 1: the SQ can never be overrun. */
 	CHECK(!submit(&d, 1, &r[3], 0));
@@ -165,13 +165,13 @@ static void test_tags_and_sq(void)
 
 	/* An error status reaches the callback unchanged, DNR included. */
 	post_cqe(&d, c[0]->cid, 1, 3,
-		 NVME_STATUS_DNR_BIT |
-			 NVME_STATUS_MAKE(NVME_SCT_GENERIC, NVME_SC_LBA_RANGE));
+		 NVQ_STATUS_DNR_BIT |
+			 NVQ_STATUS_MAKE(NVQ_SCT_GENERIC, NVQ_SC_LBA_RANGE));
 	post_cqe(&d, c[2]->cid, 1, 3,
-		 NVME_STATUS_MAKE(NVME_SCT_GENERIC, NVME_SC_ABORT_QUEUE));
+		 NVQ_STATUS_MAKE(NVQ_SCT_GENERIC, NVQ_SC_ABORT_QUEUE));
 	CHECK_EQ(nvq_queue_reap(d.q, 0), 2);
 	CHECK_EQ(r[0].cpl.err, -EIO);
-	CHECK_EQ(r[0].cpl.status, NVME_STATUS_DNR_BIT | NVME_SC_LBA_RANGE);
+	CHECK_EQ(r[0].cpl.status, NVQ_STATUS_DNR_BIT | NVQ_SC_LBA_RANGE);
 	CHECK_EQ(r[2].cpl.err, -ECANCELED);
 	/* One CQ doorbell per batch. */
 	CHECK_EQ(db_writes[1], 2);
@@ -259,16 +259,16 @@ static void test_split(void)
 	CHECK_EQ(r.calls, 0);
 	/* Two failures: the first one reaped wins. */
 	post_cqe(&d, cmds[2]->cid, 1, 3,
-		 NVME_STATUS_MAKE(NVME_SCT_MEDIA, NVME_SC_READ_ERROR));
+		 NVQ_STATUS_MAKE(NVQ_SCT_MEDIA, NVQ_SC_READ_ERROR));
 	CHECK_EQ(nvq_queue_reap(d.q, 0), 0);
 	CHECK_EQ(r.calls, 0);
 	post_cqe(&d, cmds[1]->cid, 1, 3,
-		 NVME_STATUS_MAKE(NVME_SCT_GENERIC, NVME_SC_LBA_RANGE));
+		 NVQ_STATUS_MAKE(NVQ_SCT_GENERIC, NVQ_SC_LBA_RANGE));
 	CHECK_EQ(nvq_queue_reap(d.q, 0), 1);
 	CHECK_EQ(r.calls, 1);
 	CHECK_EQ(r.cpl.err, -EIO);
 	CHECK_EQ(r.cpl.status,
-		 NVME_STATUS_MAKE(NVME_SCT_MEDIA, NVME_SC_READ_ERROR));
+		 NVQ_STATUS_MAKE(NVQ_SCT_MEDIA, NVQ_SC_READ_ERROR));
 	/* All seven tags are free again. */
 	lead = nvq_queue_get_cmds(d.q, 7);
 	CHECK(lead);
@@ -342,7 +342,7 @@ static void test_more_and_kick(void)
 static void test_shadow(void)
 {
 	uint32_t *db = calloc(1024, 4), *ei = calloc(1024, 4);
-	uint32_t sq_i = nvme_sq_db_index(1, 0), cq_i = nvme_cq_db_index(1, 0);
+	uint32_t sq_i = nvq_sq_db_index(1, 0), cq_i = nvq_cq_db_index(1, 0);
 	struct rec r = { 0 };
 	struct nvq_cmd *c;
 	struct dev d;

@@ -58,7 +58,7 @@ static void run(const char *uri, unsigned int rounds)
 	o.nr_queues = 1;
 	o.queue_depth = 64;
 	c = open_or_die(uri, &o);
-	q = nvq_queue_get(c, 0);
+	q = nvq_ctrl_queue(c, 0);
 	CHECK_OK(nvq_ns_info(c, 1, &info));
 	lbsz = info.lba_size;
 	nlba = info.nlba;

@@ -29,7 +29,7 @@ static void busy(const char *uri, bool shadow)
 	o.nr_queues = 1;
 	o.shadow_doorbells = shadow;
 	c = open_or_die(uri, &o);
-	q = nvq_queue_get(c, 0);
+	q = nvq_ctrl_queue(c, 0);
 	buf = nvq_dma_alloc(c, QD * 4096, -1);
 	CHECK(buf);
 	while (sub < IOS) {
@@ -75,7 +75,7 @@ static void sleepy(enum nvq_mode mode)
 	o.nr_queues = 1;
 	o.mode = mode;
 	c = open_or_die("emu:size=4M,idle_spin=0", &o);
-	q = nvq_queue_get(c, 0);
+	q = nvq_ctrl_queue(c, 0);
 	CHECK(q->sq_shadow);
 	buf = nvq_dma_alloc(c, 4096, -1);
 	CHECK(buf);

@@ -19,7 +19,7 @@
 
 struct job {
 	struct nvq_ctrl *c;
-	struct nvq_queue *q; /* NULL: nvq_queue_for_cpu() */
+	struct nvq_queue *q; /* NULL: nvq_ctrl_queue_for_cpu() */
 	int cpu; /* pin here if >= 0 */
 	int id;
 	enum nvq_mode mode;
@@ -65,10 +65,11 @@ static void *job_main(void *arg)
 	CHECK(buf && heap);
 	if (j->cpu >= 0) {
 		pin(j->cpu);
-		j->seen_q = nvq_queue_for_cpu(j->c);
+		j->seen_q = nvq_ctrl_queue_for_cpu(j->c);
 	}
 	for (i = 0; i < ROUNDS; i++) {
-		struct nvq_queue *q = j->q ? j->q : nvq_queue_for_cpu(j->c);
+		struct nvq_queue *q = j->q ? j->q :
+					     nvq_ctrl_queue_for_cpu(j->c);
 
 		fill_pattern(buf, 4096, (uint64_t)(j->id * 1000 + i));
 		memset(buf + 4096, 0, 4096);
@@ -107,15 +108,15 @@ static void run_jobs(struct nvq_ctrl *c, int n, bool own_queue, bool pinned,
 		j[i].c = c;
 		j[i].id = i;
 		j[i].mode = mode;
-		j[i].q = own_queue ? nvq_queue_get(c, (unsigned int)i) : NULL;
+		j[i].q = own_queue ? nvq_ctrl_queue(c, (unsigned int)i) : NULL;
 		j[i].cpu = pinned ? (int)(i % cpus) : -1;
 		CHECK_OK(pthread_create(&th[i], NULL, job_main, &j[i]));
 	}
 	for (i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
 	for (i = 0; i < n && pinned; i++)
-		CHECK(j[i].seen_q == nvq_queue_for_cpu(c) ||
-		      nvq_queue_count(c) > 1);
+		CHECK(j[i].seen_q == nvq_ctrl_queue_for_cpu(c) ||
+		      nvq_ctrl_queue_count(c) > 1);
 }
 
 /*
@@ -170,7 +171,7 @@ static void test_lockstep(unsigned int msix)
 	pthread_barrier_init(&bar, NULL, 4);
 	for (i = 0; i < 4; i++) {
 		s[i].c = c;
-		s[i].q = nvq_queue_get(c, (unsigned int)i);
+		s[i].q = nvq_ctrl_queue(c, (unsigned int)i);
 		s[i].bar = &bar;
 		s[i].id = i;
 		CHECK_OK(pthread_create(&th[i], NULL, step_main, &s[i]));
@@ -190,8 +191,8 @@ static void test_queue_sharing(enum nvq_mode mode)
 	nvq_opts_init(&o);
 	o.mode = mode;
 	c = open_or_die("emu:size=4M,qpairs=1", &o);
-	CHECK_EQ(nvq_queue_count(c), 1);
-	CHECK(nvq_queue_for_cpu(c) == nvq_queue_get(c, 0));
+	CHECK_EQ(nvq_ctrl_queue_count(c), 1);
+	CHECK(nvq_ctrl_queue_for_cpu(c) == nvq_ctrl_queue(c, 0));
 	run_jobs(c, 4, false, true, mode);
 	nvq_close(c);
 }
@@ -211,9 +212,9 @@ static void test_vector_sharing(enum nvq_mode mode, unsigned int msix)
 	o.nr_queues = 4;
 	snprintf(uri, sizeof(uri), "emu:size=4M,qpairs=4,msix=%u", msix);
 	c = open_or_die(uri, &o);
-	CHECK_EQ(nvq_queue_count(c), 4);
+	CHECK_EQ(nvq_ctrl_queue_count(c), 4);
 	for (i = 0; i < 4; i++) {
-		struct nvq_queue *q = nvq_queue_get(c, i);
+		struct nvq_queue *q = nvq_ctrl_queue(c, i);
 
 		/* msix=2: vector 0 is the admin queue's, all share 1. */
 		CHECK_EQ(q->vec->index, msix > 1 ? 1 : 0);
@@ -222,7 +223,7 @@ static void test_vector_sharing(enum nvq_mode mode, unsigned int msix)
 	CHECK(c->admin_owns_vec0 == (msix > 1));
 	run_jobs(c, 4, true, false, mode);
 	for (i = 0; i < 4; i++) {
-		nvq_queue_stats(nvq_queue_get(c, i), &st);
+		nvq_queue_stats(nvq_ctrl_queue(c, i), &st);
 		CHECK_EQ(st.bad_cqes, 0);
 		irqs += st.interrupts;
 	}

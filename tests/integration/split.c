@@ -13,7 +13,7 @@
 static void test_counts(const char *uri, uint32_t mdts_bytes)
 {
 	struct nvq_ctrl *c = open_or_die(uri, NULL);
-	struct nvq_queue *q = nvq_queue_get(c, 0);
+	struct nvq_queue *q = nvq_ctrl_queue(c, 0);
 	struct nvq_ns_info info;
 	struct nvq_queue_stats a, b;
 	struct cb_count cnt = { 0 };
@@ -22,7 +22,7 @@ static void test_counts(const char *uri, uint32_t mdts_bytes)
 	int calls = 0;
 
 	CHECK_OK(nvq_ns_info(c, 1, &info));
-	CHECK_EQ(nvq_max_transfer(c), mdts_bytes);
+	CHECK_EQ(nvq_ctrl_max_transfer(c), mdts_bytes);
 	CHECK_EQ(info.max_transfer, mdts_bytes);
 	lbsz = info.lba_size;
 	per = mdts_bytes / lbsz;
@@ -86,7 +86,7 @@ static void test_slots(void)
 	o.nr_queues = 1;
 	o.queue_depth = 4;
 	c = open_or_die("emu:size=4M,mdts=1,lat=50ms", &o);
-	q = nvq_queue_get(c, 0);
+	q = nvq_ctrl_queue(c, 0);
 	buf = nvq_dma_alloc(c, 65536, -1);
 	CHECK(buf);
 

@@ -130,7 +130,7 @@ static void run(enum nvq_mode mode, unsigned int flags, const char *uri)
 	for (i = 0; i < THREADS; i++) {
 		memset(&w[i], 0, sizeof(w[i]));
 		w[i].c = c;
-		w[i].q = nvq_queue_get(c, 0);
+		w[i].q = nvq_ctrl_queue(c, 0);
 		w[i].mode = mode;
 		w[i].id = i;
 		w[i].buf = nvq_dma_alloc(c, 2 * REGION * 4096, -1);
@@ -147,11 +147,11 @@ static void run(enum nvq_mode mode, unsigned int flags, const char *uri)
 		}
 		nvq_dma_free(c, w[i].buf);
 	}
-	nvq_queue_stats(nvq_queue_get(c, 0), &st);
+	nvq_queue_stats(nvq_ctrl_queue(c, 0), &st);
 	CHECK_EQ(st.submitted, THREADS * (REQS + 2 * REGION));
 	CHECK_EQ(st.completed, st.submitted);
 	CHECK_EQ(st.bad_cqes, 0);
-	CHECK_EQ(nvq_queue_inflight(nvq_queue_get(c, 0)), 0);
+	CHECK_EQ(nvq_queue_inflight(nvq_ctrl_queue(c, 0)), 0);
 	if (mode != NVQ_MODE_POLL)
 		CHECK(st.interrupts > 0);
 	nvq_close(c);

@@ -2,7 +2,7 @@
 /*
  * The two driver hooks nvq-perf measures with: CQE DW1 reaches the
  * callback (struct nvq_cpl.dw1), which on emu:stamp=1 is the posting time,
- * also for requests the driver split; and nvq_opts.bench_single_lock gives
+ * also for requests the driver split; and NVQ_OPEN_SINGLE_LOCK (libnvq_bench.a) gives
  * shared queues one lock for both halves (checked inside the queue).
  */
 #include <string.h>
@@ -67,7 +67,7 @@ static void stamps(const char *uri, bool stamped)
 		check_failures++;
 		return;
 	}
-	q = nvq_queue_get(c, 0);
+	q = nvq_ctrl_queue(c, 0);
 	buf = nvq_dma_alloc(c, 64 * 1024, -1);
 	CHECK(q && buf);
 	/* 1 block, and 16 blocks that mdts=2 (16 KiB) splits in four. */
@@ -96,9 +96,9 @@ static void lock_mode(bool single, bool exclusive)
 	nvq_opts_init(&o);
 	o.nr_queues = 2;
 	o.exclusive = exclusive;
-	o.bench_single_lock = single;
-	CHECK(!nvq_open("emu:size=8M", &o, &c));
-	q = nvq_queue_get(c, 1);
+	CHECK(!nvq_open_flags("emu:size=8M", &o,
+			      single ? NVQ_OPEN_SINGLE_LOCK : 0, &c));
+	q = nvq_ctrl_queue(c, 1);
 	if (exclusive) {
 		/* Exclusive queues take no lock at all, switch or not. */
 		CHECK_EQ_U(q->lock_mode, NVQ_LOCK_NONE);

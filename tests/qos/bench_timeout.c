@@ -260,7 +260,7 @@ int main(int argc, char **argv)
 			info.status[0] ? info.status : info.reason);
 		goto out;
 	}
-	q = nvq_queue_get(c, 0);
+	q = nvq_ctrl_queue(c, 0);
 	buf = nvq_dma_alloc(c, 4096, -1);
 	if (!q || !buf)
 		goto out;

@@ -380,7 +380,7 @@ static void test_dma_latency(void)
 	fq_destroy(&q1);
 	CHECK_STR(fake_cpu_value(root, 0), "0");
 	nvq_qos_ctrl_destroy(a);
-	CHECK_INT(nvq_qos_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
+	CHECK_INT(nvq_qos_test_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
 	unlink(dma_file);
 	dma_file[0] = '\0';
 }
@@ -439,7 +439,7 @@ static void test_bad_args(void)
 int main(void)
 {
 	test_cleanup = cleanup;
-	CHECK_INT(nvq_qos_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
+	CHECK_INT(nvq_qos_test_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
 	test_parsers();
 	test_bad_args();
 	test_right_cpus_strictest_refcount();

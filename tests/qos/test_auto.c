@@ -217,7 +217,7 @@ static void test_ctrl_auto(void)
 int main(void)
 {
 	test_cleanup = cleanup;
-	CHECK_INT(nvq_qos_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
+	CHECK_INT(nvq_qos_test_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
 	test_tables();
 	test_ctrl_auto();
 	cleanup();

@@ -33,7 +33,7 @@ int main(void)
 	root = fake_root(2, "0");
 	/* The environment names the tree: read at first use. */
 	CHECK(!setenv("NVQ_SYSFS_ROOT", root, 1));
-	CHECK_INT(nvq_qos_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
+	CHECK_INT(nvq_qos_test_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
 	CHECK_INT(nvq_qos_ctrl_create(&qc), 0);
 	CHECK_INT(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_MAX), 0);
 

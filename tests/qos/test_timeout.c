@@ -222,7 +222,7 @@ int main(void)
 {
 	test_cleanup = cleanup;
 	root = fake_root(4, "0");
-	CHECK_INT(nvq_qos_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
+	CHECK_INT(nvq_qos_test_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
 	CHECK_INT(nvq_qos_set_sysfs_root(root), 0);
 	test_busy_stays_idle_goes();
 	test_races();

@@ -58,7 +58,7 @@ static void test_runtime(void)
 	nvq_qos_info(qc, &info);
 	CHECK_INT(info.limit_us, NVQ_QOS_OFF);
 	CHECK_INT(info.timeout_ms, NVQ_QOS_TIMEOUT_MS_MAX);
-	q = nvq_queue_get(c, 0);
+	q = nvq_ctrl_queue(c, 0);
 
 	/* off: I/O places nothing */
 	cpu = wire_io(c, q, 4);
@@ -141,7 +141,7 @@ static void test_auto(void)
 	CHECK_INT(info.limit_us, NVQ_QOS_AUTO);
 	CHECK_INT(info.effective_us, 3);
 	CHECK(strstr(info.reason, "C1") != NULL);
-	q = nvq_queue_get(c, 0);
+	q = nvq_ctrl_queue(c, 0);
 	cpu = wire_io(c, q, 2);
 	CHECK_CPU_US(cpu, 3);
 	CHECK_STR(fake_cpu_value(root, cpu), "3");
@@ -155,7 +155,7 @@ static void test_auto(void)
 	nvq_qos_info(nvq_ctrl_qos(c), &info);
 	CHECK_INT(info.effective_us, 0);
 	CHECK(strstr(info.reason, "haltpoll") != NULL);
-	cpu = wire_io(c, nvq_queue_get(c, 0), 2);
+	cpu = wire_io(c, nvq_ctrl_queue(c, 0), 2);
 	CHECK_STR(fake_cpu_value(root, cpu), "n/a");
 	nvq_close(c);
 	CHECK_STR(fake_cpu_value(root, cpu), "0");

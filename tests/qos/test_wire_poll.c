@@ -14,7 +14,7 @@ int main(void)
 	int cpu;
 
 	c = wire_open(NULL, NVQ_MODE_POLL, 1, 0, NVQ_QOS_TIMEOUT_MS_MAX);
-	q = nvq_queue_get(c, 0);
+	q = nvq_ctrl_queue(c, 0);
 	CHECK(nvq_queue_qos(q) == NULL);
 	wire_io(c, q, 16);
 	CHECK_INT(nvq_qos_record_count(), 0);
@@ -29,7 +29,7 @@ int main(void)
 
 	/* nvq_opts_init(): off by default. */
 	c = wire_open("size=1M,lat=200us", NVQ_MODE_WAIT, 1, NVQ_QOS_OFF, 0);
-	q = nvq_queue_get(c, 0);
+	q = nvq_ctrl_queue(c, 0);
 	CHECK(nvq_queue_qos(q) != NULL);
 	wire_io(c, q, 16);
 	CHECK_INT(nvq_qos_record_count(), 0);

@@ -68,7 +68,7 @@ static void checks(void)
 	CHECK_INT(nvq_qos_set_backend(NVQ_QOS_BACKEND_SYSFS), 0);
 	CHECK_INT(nvq_qos_set_sysfs_root(NULL), 0);
 	c = wire_open(NULL, NVQ_MODE_THREAD, 1, 0, NVQ_QOS_TIMEOUT_MS_MAX);
-	q = nvq_queue_get(c, 0);
+	q = nvq_ctrl_queue(c, 0);
 
 	cpu = wire_io(c, q, 8);
 	CHECK(cpu >= 0 && cpu < ncpus);

@@ -37,7 +37,7 @@ int main(void)
 	/* Queue by queue: the completion CPU gets the limit, only it. */
 	CPU_ZERO(&seen);
 	for (i = 0; i < nq; i++) {
-		q = nvq_queue_get(a, (unsigned int)i);
+		q = nvq_ctrl_queue(a, (unsigned int)i);
 		CHECK(nvq_queue_qos(q) != NULL);
 		check_stats(q, 0, 0, false);
 		cpu = wire_io(a, q, 4);
@@ -60,7 +60,7 @@ int main(void)
 	 * first queue's completion thread on the same CPU.
 	 */
 	b = wire_open(NULL, NVQ_MODE_THREAD, 1, 20, NVQ_QOS_TIMEOUT_MS_MAX);
-	q = nvq_queue_get(b, 0);
+	q = nvq_ctrl_queue(b, 0);
 	CHECK_INT(wire_io(b, q, 4), cpu0);
 	CHECK_CPU_US(cpu0, 20);
 	CHECK_STR(fake_cpu_value(root, cpu0), "20");

@@ -21,7 +21,7 @@ int main(void)
 
 	wire_pin(cpu_a);
 	c = wire_open(SLOW, NVQ_MODE_WAIT, 1, 0, NVQ_QOS_TIMEOUT_MS_MAX);
-	q = nvq_queue_get(c, 0);
+	q = nvq_ctrl_queue(c, 0);
 	CHECK(nvq_queue_qos(q) != NULL);
 
 	wire_io(c, q, 8);

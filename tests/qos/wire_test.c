@@ -25,7 +25,7 @@ int wire_ncpus(void)
 const char *wire_fake_root(const char *initial)
 {
 	remove_root();
-	CHECK_INT(nvq_qos_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
+	CHECK_INT(nvq_qos_test_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
 	root = fake_root(wire_ncpus(), initial);
 	CHECK_INT(nvq_qos_set_sysfs_root(root), 0);
 	nvq_qos_record_reset();

@@ -90,14 +90,14 @@ static struct nvq_ctrl *open_mode(enum nvq_mode mode, unsigned int queues,
 static void test_identify(void)
 {
 	struct nvq_ctrl *c = open_mode(NVQ_MODE_POLL, 1, true, uri);
-	const struct nvme_id_ctrl *id = nvq_id_ctrl(c);
+	const struct nvq_id_ctrl *id = nvq_ctrl_id(c);
 	uint32_t nsids[MAX_NS];
 	struct nvq_ns_info info;
 	int n, i;
 
 	CHECK(id);
-	CHECK(nvq_vs(c) >= 0x10000);
-	CHECK(NVME_CAP_MQES(nvq_cap(c)) >= 1);
+	CHECK(nvq_ctrl_vs(c) >= 0x10000);
+	CHECK(NVQ_CAP_MQES(nvq_ctrl_cap(c)) >= 1);
 	CHECK(id->sn[0] != ' ' && id->sn[0] != 0);
 	CHECK(id->mn[0] != ' ' && id->mn[0] != 0);
 	if (!strncmp(uri, "vfio:", 5))
@@ -128,10 +128,10 @@ static void test_identify(void)
 			CHECK_EQ(info.lba_size, want_lba[i]);
 	}
 	if (want_mdts >= 0)
-		CHECK_EQ(nvq_max_transfer(c), want_mdts);
-	note("max transfer %s%ld bytes", "", (long)nvq_max_transfer(c));
+		CHECK_EQ(nvq_ctrl_max_transfer(c), want_mdts);
+	note("max transfer %s%ld bytes", "", (long)nvq_ctrl_max_transfer(c));
 	if (want_dbbuf >= 0)
-		CHECK_EQ(!!(id->oacs & NVME_CTRL_OACS_DBBUF), want_dbbuf);
+		CHECK_EQ(!!(id->oacs & NVQ_CTRL_OACS_DBBUF), want_dbbuf);
 	nvq_close(c);
 }
 
@@ -204,8 +204,8 @@ static int submit(struct io *io, bool wr)
 static void rw_verify(struct nvq_ctrl *c, enum nvq_mode mode,
 		      unsigned char *mem, uint32_t gen, uint64_t seed)
 {
-	unsigned int nq = nvq_queue_count(c), nslot = nq * BATCH;
-	uint32_t nsids[MAX_NS], max = nvq_max_transfer(c);
+	unsigned int nq = nvq_ctrl_queue_count(c), nslot = nq * BATCH;
+	uint32_t nsids[MAX_NS], max = nvq_ctrl_max_transfer(c);
 	struct io *slot = calloc(nslot, sizeof(*slot));
 	size_t slot_bytes = 4 * (size_t)(max ? max : 65536);
 	unsigned char *expect = malloc(slot_bytes);
@@ -228,7 +228,7 @@ static void rw_verify(struct nvq_ctrl *c, enum nvq_mode mode,
 				struct io *io = &slot[i];
 				uint32_t most = (uint32_t)(slot_bytes / bs);
 
-				io->q = nvq_queue_get(c, i % nq);
+				io->q = nvq_ctrl_queue(c, i % nq);
 				io->nsid = nsids[k];
 				io->buf = mem + i * slot_bytes;
 				io->nlb = 1 + (uint32_t)(rnd(&seed) % most);
@@ -275,7 +275,7 @@ static void rw_verify(struct nvq_ctrl *c, enum nvq_mode mode,
 /* Flush (async), write zeroes, and a synchronous bounce-buffered read. */
 static void flush_zeroes(struct nvq_ctrl *c, enum nvq_mode mode)
 {
-	struct nvq_queue *q = nvq_queue_get(c, 0);
+	struct nvq_queue *q = nvq_ctrl_queue(c, 0);
 	struct io io = { .q = q, .nsid = 1 };
 	struct nvq_ns_info info;
 	unsigned char *buf;
@@ -313,7 +313,7 @@ static void test_mode(enum nvq_mode mode, unsigned int queues, uint64_t seed)
 {
 	static const char *names[] = { "poll", "wait", "thread" };
 	struct nvq_ctrl *c = open_mode(mode, queues, true, uri);
-	unsigned int nq = nvq_queue_count(c), i;
+	unsigned int nq = nvq_ctrl_queue_count(c), i;
 	size_t len = (size_t)nq * BATCH * 256 * 1024;
 	unsigned char *mem;
 	uint64_t intr = 0, sub = 0, dbs = 0;
@@ -323,7 +323,7 @@ static void test_mode(enum nvq_mode mode, unsigned int queues, uint64_t seed)
 	if (want_queues >= 0)
 		CHECK_EQ(nq, MIN((long)queues, want_queues));
 	/* Shadow doorbells are used whenever QEMU offers them. */
-	if (nvq_id_ctrl(c)->oacs & NVME_CTRL_OACS_DBBUF)
+	if (nvq_ctrl_id(c)->oacs & NVQ_CTRL_OACS_DBBUF)
 		CHECK(c->queues[0]->sq_shadow && c->queues[0]->cq_shadow);
 
 	/* Half of the runs use caller memory registered for DMA. */
@@ -340,7 +340,7 @@ static void test_mode(enum nvq_mode mode, unsigned int queues, uint64_t seed)
 	for (i = 0; i < nq; i++) {
 		struct nvq_queue_stats st;
 
-		nvq_queue_stats(nvq_queue_get(c, i), &st);
+		nvq_queue_stats(nvq_ctrl_queue(c, i), &st);
 		CHECK_EQ(st.bad_cqes, 0);
 		CHECK(st.completed >= 1);
 		CHECK(st.doorbells <= st.submitted);
@@ -408,7 +408,8 @@ static void test_one_vector(void)
 	CHECK_EQ(c->t->nr_vectors, 1);
 	{
 		unsigned char *mem = nvq_dma_alloc(
-			c, (size_t)nvq_queue_count(c) * BATCH * 256 * 1024, -1);
+			c, (size_t)nvq_ctrl_queue_count(c) * BATCH * 256 * 1024,
+			-1);
 
 		CHECK(mem);
 		rw_verify(c, NVQ_MODE_WAIT, mem, 99, 4);

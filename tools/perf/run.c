@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "devtime.h"
 #include "format.h"
 #include "job.h"
@@ -325,7 +326,7 @@ static void monitor_quiet(struct monitor *m, struct perf_result *res)
 
 static void copy_model(char *dst, size_t len, const struct nvq_ctrl *ctrl)
 {
-	const struct nvme_id_ctrl *id = nvq_id_ctrl(ctrl);
+	const struct nvq_id_ctrl *id = nvq_ctrl_id(ctrl);
 	size_t n;
 
 	dst[0] = '\0';
@@ -470,7 +471,7 @@ static int qos_setup(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
 		return -ENOMEM;
 	}
 	for (i = 0; i < cfg->threads; i++) {
-		struct nvq_queue *q = nvq_queue_get(ctrl, i);
+		struct nvq_queue *q = nvq_ctrl_queue(ctrl, i);
 
 		if (!q || !nvq_queue_qos(q))
 			break;
@@ -530,7 +531,6 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 	opts.nr_queues = cfg->shared_queue ? 1 : cfg->threads;
 	opts.mode = cfg->mode;
 	opts.exclusive = cfg->exclusive;
-	opts.bench_single_lock = cfg->single_lock;
 	opts.cpu_lat_limit_us = cfg->cpu_lat_limit_us;
 	if (cfg->cpu_lat_timeout_ms)
 		opts.cpu_lat_timeout_ms = cfg->cpu_lat_timeout_ms;
@@ -546,14 +546,15 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 		tgt.stamped = false;
 	}
 	res->stamped = tgt.stamped;
-	rc = nvq_open(open_uri, &opts, &ctrl);
+	rc = nvq_open_flags(open_uri, &opts,
+			    cfg->single_lock ? NVQ_OPEN_SINGLE_LOCK : 0, &ctrl);
 	if (rc) {
 		snprintf(err, errlen, "-d %s: %s", cfg->uri,
 			 nvq_errmsg()[0] ? nvq_errmsg() : strerror(-rc));
 		return rc == -EINVAL ? PERF_EUSAGE : rc;
 	}
 	copy_model(res->model, sizeof(res->model), ctrl);
-	res->nr_queues = nvq_queue_count(ctrl);
+	res->nr_queues = nvq_ctrl_queue_count(ctrl);
 	rc = resolve_target(cfg, ctrl, &tgt, res, err, errlen);
 	if (rc)
 		goto out_close;
@@ -587,7 +588,7 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 	}
 	for (i = 0; i < cfg->threads; i++) {
 		struct nvq_queue *q =
-			nvq_queue_get(ctrl, cfg->shared_queue ? 0 : i);
+			nvq_ctrl_queue(ctrl, cfg->shared_queue ? 0 : i);
 
 		if (!q) {
 			snprintf(err, errlen, "I/O queue %u missing", i);
