@@ -8,6 +8,14 @@
 
 #define ACCEPTED "emu:[key=val,...] or vfio:DDDD:BB:DD.F"
 
+/* The "test:" scheme's constructor, set by a test (never by libnvq.so). */
+static nvq_transport_open_fn test_open;
+
+void nvq_transport_set_test(nvq_transport_open_fn open)
+{
+	test_open = open;
+}
+
 int nvq_transport_open(const char *uri, struct nvq_transport **t)
 {
 	if (!uri || !t)
@@ -17,6 +25,8 @@ int nvq_transport_open(const char *uri, struct nvq_transport **t)
 		return nvq_emu_transport_open(uri + 4, t);
 	if (!strncmp(uri, "vfio:", 5))
 		return nvq_vfio_transport_open(uri + 5, t);
+	if (test_open && !strncmp(uri, "test:", 5))
+		return test_open(uri + 5, t);
 	return nvq_err(-EINVAL, "unknown device URI '%s' (use " ACCEPTED ")",
 		       uri);
 }

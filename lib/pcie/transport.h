@@ -68,7 +68,16 @@ int nvq_transport_open(const char *uri, struct nvq_transport **t);
 
 /* Transport constructors, called by nvq_transport_open() with the part of
  * the URI after the scheme's colon. */
+typedef int (*nvq_transport_open_fn)(const char *params,
+				     struct nvq_transport **t);
 int nvq_emu_transport_open(const char *params, struct nvq_transport **t);
 int nvq_vfio_transport_open(const char *params, struct nvq_transport **t);
+
+/*
+ * For tests (static archive only): URIs "test:PARAMS" open a transport
+ * through @open (NULL: the scheme is unknown again), so that a test can put
+ * a scripted fake device behind nvq_open() without symbol interposition.
+ */
+void nvq_transport_set_test(nvq_transport_open_fn open);
 
 #endif /* NVQ_TRANSPORT_H */
