@@ -50,11 +50,55 @@ struct nvq_admin_ctx {
 	void *buf; /* DMA buffer to free once the device is done with it */
 };
 
+struct nvq_ctrl;
+
+/*
+ * What the core asks of a transport at the controller level, as nvme core
+ * asks pci.c / tcp.c through nvme_ctrl_ops in Linux and SPDK's core its
+ * nvme_transport_ops. The PCIe transport (lib/pcie/pcie.c) implements it
+ * over BAR0 and queue rings; a fabrics transport would reach registers
+ * through Property Get/Set and create queues with Connect. Nothing here is
+ * on the I/O path: requests go to the queue API of queue.h, per batch.
+ */
+struct nvq_ctrl_ops {
+	const char *name;
+	/* Controller registers (NVMe 2.0, 3.1.4): BAR0 or properties. */
+	uint32_t (*reg_read32)(struct nvq_ctrl *c, uint32_t off);
+	uint64_t (*reg_read64)(struct nvq_ctrl *c, uint32_t off);
+	void (*reg_write32)(struct nvq_ctrl *c, uint32_t off, uint32_t val);
+	/* Give the controller its admin queue; before CC.EN is set. */
+	int (*admin_queue_create)(struct nvq_ctrl *c);
+	/* Reap admin completions (under admin_lock). */
+	void (*admin_reap)(struct nvq_ctrl *c);
+	/* Wait at most @max_ms for the admin queue to have news; @attempt
+	 * counts the waits of one command, for back-off. */
+	void (*admin_sleep)(struct nvq_ctrl *c, unsigned int attempt,
+			    uint64_t max_ms);
+	/* Create c->nr_queues I/O queue pairs of @depth entries (and their
+	 * interrupts and completion threads); notes go to @notes. */
+	int (*io_queues_create)(struct nvq_ctrl *c, uint32_t depth, char *notes,
+				size_t notes_len);
+	/* Stop completion threads: no I/O callback runs afterwards. */
+	void (*quiesce)(struct nvq_ctrl *c);
+	/* Delete the I/O queues on a device that is @alive; returns whether
+	 * it still is. */
+	bool (*io_queues_delete)(struct nvq_ctrl *c, bool alive);
+	/* After shutdown: cancel what the device never finished, free the
+	 * queues. */
+	void (*queues_free)(struct nvq_ctrl *c);
+	/* Release the transport itself (after DMA memory is gone). */
+	void (*close)(struct nvq_ctrl *c);
+};
+
+extern const struct nvq_ctrl_ops nvq_pcie_ctrl_ops;
+
 struct nvq_ctrl {
 	uint64_t uid; /* unique per nvq_open() in this process */
+	const struct nvq_ctrl_ops *ops;
 	char *uri;
 	struct nvq_opts opts;
 	enum nvq_lock_mode lock_mode;
+	/* The PCIe transport's backend (emu, vfio) and DMA memory. */
 	struct nvq_transport *t;
 	struct nvq_mem *mem;
 	int node; /* the device's NUMA node, 0 if unknown */
@@ -113,6 +157,42 @@ struct nvq_ctrl {
  */
 int nvq_ctrl_admin(struct nvq_ctrl *ctrl, struct nvq_sqe *sqe, void **bufp,
 		   size_t len, uint32_t *result, uint16_t *status);
+
+/*
+ * Identify with CNS @cns into @out (4 KiB); -EIO with *@status (may be
+ * NULL) set when the controller fails it.
+ */
+int nvq_ctrl_identify(struct nvq_ctrl *ctrl, uint8_t cns, uint32_t nsid,
+		      void *out, uint16_t *status);
+
+/* An admin command without data buffer (PRPs given as they are). */
+int nvq_ctrl_admin_simple(struct nvq_ctrl *ctrl, uint8_t opc, uint32_t cdw10,
+			  uint32_t cdw11, uint64_t prp1, uint64_t prp2,
+			  uint32_t *result);
+
+/* Find the active namespaces nvq can drive (ns.c). */
+int nvq_ctrl_scan_namespaces(struct nvq_ctrl *ctrl, char *notes,
+			     size_t notes_len);
+
+/* Append a "; "-separated note to @buf (see nvq_ctrl_notes()). */
+void nvq_note(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static inline uint32_t nvq_ctrl_reg_read32(struct nvq_ctrl *c, uint32_t off)
+{
+	return c->ops->reg_read32(c, off);
+}
+
+static inline void nvq_ctrl_reg_write32(struct nvq_ctrl *c, uint32_t off,
+					uint32_t val)
+{
+	c->ops->reg_write32(c, off, val);
+}
+
+static inline uint32_t nvq_ctrl_csts(struct nvq_ctrl *c)
+{
+	return nvq_ctrl_reg_read32(c, NVQ_REG_CSTS);
+}
 
 /* The active namespace @nsid, or NULL. Hot path. */
 static inline struct nvq_ns *nvq_ctrl_ns(const struct nvq_ctrl *ctrl,

@@ -81,3 +81,17 @@ int nvq_cpu_node(int cpu)
 	}
 	return 0;
 }
+
+const char *nvq_errmsg_copy(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", nvq_errmsg());
+	return buf;
+}
+
+void nvq_sleep_us(unsigned int us)
+{
+	struct timespec ts = { .tv_sec = us / 1000000,
+			       .tv_nsec = (long)(us % 1000000) * 1000 };
+
+	nanosleep(&ts, NULL);
+}

@@ -34,6 +34,12 @@ int nvq_err(int err, const char *fmt, ...)
 /* Clear the calling thread's message. */
 void nvq_err_clear(void);
 
+/* Copy the calling thread's message to @buf, to quote it in a wider one. */
+const char *nvq_errmsg_copy(char *buf, size_t len);
+
+/* Sleep about @us microseconds (bring-up and admin back-off only). */
+void nvq_sleep_us(unsigned int us);
+
 /* Number of NUMA nodes with memory (>= 1) and the node of @cpu (0 if not
  * known). Read once from sysfs. */
 int nvq_numa_nodes(void);
