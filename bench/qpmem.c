@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../emu/ctrl.h"
+#include "emu_internal.h"
 #include "dmapool.h"
 #include "mem.h"
 #include "qos.h"

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctrl.h"
+#include "emu_internal.h"
 
 #define ST_INVALID_FIELD EMU_ST_GEN(NVQ_SC_INVALID_FIELD)
 

@@ -24,37 +24,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ctrl.h"
+#include "emu_internal.h"
 
 /* A deadline closer than this is waited for by spinning, not sleeping. */
 #define SPIN_WINDOW_NS 200000ull
 /* Wake this early from a timed sleep: futex timeouts overshoot. */
 #define SLEEP_SLACK_NS 100000ull
-
-static __thread char errbuf[512];
-
-int emu_err(int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
-	va_end(ap);
-	return err;
-}
-
-const char *nvq_emu_errmsg(void)
-{
-	return errbuf;
-}
-
-uint64_t emu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void futex_wait(int *addr, int val, uint64_t timeout_ns)
 {

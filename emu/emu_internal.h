@@ -5,8 +5,8 @@
  * the device thread; host threads touch only the registers, doorbells,
  * the IOMMU table (under its lock) and the wake-up word.
  */
-#ifndef NVQ_EMU_CTRL_H
-#define NVQ_EMU_CTRL_H
+#ifndef NVQ_EMU_INTERNAL_H
+#define NVQ_EMU_INTERNAL_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -15,12 +15,10 @@
 
 #include "nvq/spec.h"
 #include "emu.h"
+#include "util.h"
 
 /* Internal to the emulator: not exported from libnvq.so. */
 #pragma GCC visibility push(hidden)
-
-#define emu_likely(x) __builtin_expect(!!(x), 1)
-#define emu_unlikely(x) __builtin_expect(!!(x), 0)
 
 #define EMU_NN 1024 /* Identify NN: highest valid NSID */
 #define EMU_MAX_NS 1024
@@ -40,13 +38,6 @@
 	((uint16_t)(NVQ_STATUS_MAKE(sct, sc) | NVQ_STATUS_DNR_BIT))
 #define EMU_ST_GEN(sc) EMU_ST(NVQ_SCT_GENERIC, sc)
 #define EMU_ST_CMD(sc) EMU_ST(NVQ_SCT_CMD_SPECIFIC, sc)
-
-/* Record a message for the calling thread; returns @err. */
-int emu_err(int err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* Monotonic clock in nanoseconds. */
-uint64_t emu_now(void);
 
 /* ------------------------------------------------------------------ */
 /* IOMMU (iommu.c)                                                     */
@@ -487,4 +478,4 @@ uint16_t emu_get_features(struct nvq_emu *c, struct emu_req *req);
 
 #pragma GCC visibility pop
 
-#endif /* NVQ_EMU_CTRL_H */
+#endif /* NVQ_EMU_INTERNAL_H */

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "ctrl.h"
+#include "emu_internal.h"
 
 #define ST_INVALID_FIELD EMU_ST_GEN(NVQ_SC_INVALID_FIELD)
 #define AEC_SUPPORTED 0x1fu /* SMART critical warning bits 4:0 */

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctrl.h"
+#include "emu_internal.h"
 
 #define IOVA_BASE (1ull << 56)
 #define IOVA_LIMIT (1ull << 62)

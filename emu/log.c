@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/xattr.h>
 
-#include "ctrl.h"
+#include "emu_internal.h"
 
 #define ST_INVALID_FIELD EMU_ST_GEN(NVQ_SC_INVALID_FIELD)
 #define SMART_TEMPERATURE (1u << 1) /* critical warning bit */

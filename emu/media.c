@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ctrl.h"
+#include "emu_internal.h"
 
 #define PG 4096ull
 

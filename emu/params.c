@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctrl.h"
+#include "emu_internal.h"
 
 void nvq_emu_params_default(struct nvq_emu_params *p)
 {

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "ctrl.h"
+#include "emu_internal.h"
 
 static uint16_t add_range(struct nvq_emu *c, uint64_t iova, uint64_t len,
 			  uint32_t *n)

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctrl.h"
+#include "emu_internal.h"
 
 /* Doorbell words of queue @qid in the MMIO array (dense, no stride). */
 static uint32_t *sq_db(struct nvq_emu *c, uint16_t qid)

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "ctrl.h"
+#include "emu_internal.h"
 
 #define REG(off) (off / 4)
 

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "ctrl.h"
+#include "emu_internal.h"
 
 int emu_heap_reserve(struct nvq_emu *c, uint32_t want)
 {

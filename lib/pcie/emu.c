@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../emu/emu.h"
+#include "emu.h"
 #include "internal.h"
 #include "transport.h"
 

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../../emu/ctrl.h"
+#include "emu_internal.h"
 #include "harness.h"
 
 #define NSAMPLES 200000

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../../emu/emu.h"
+#include "emu.h"
 #include "harness.h"
 #include "nvq/nvq.h"
 
