@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nvq's command line: the options a command takes, their values (numbers
+ * are decimal or 0x-prefixed hex, nothing else) and usage errors, which
+ * exit with status 2 and say how to get help.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+int usage_error(const struct cmd *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "nvq%s%s: ", c ? " " : "", c ? c->name : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (c)
+		fprintf(stderr,
+			"usage: nvq %s %s\n"
+			"Try 'nvq %s --help' for more information.\n",
+			c->name, c->synopsis, c->name);
+	else
+		fputs("usage: nvq <command> [options]\n"
+		      "Try 'nvq --help' for the list of commands.\n",
+		      stderr);
+	return EXIT_USAGE;
+}
+
+static const struct option_def {
+	unsigned int flag;
+	int short_name;
+	const char *long_name;
+} option_defs[] = {
+	{ OPT_NSID, 'n', "namespace-id" }, { OPT_SLBA, 's', "start-block" },
+	{ OPT_COUNT, 'c', "block-count" }, { OPT_DATA, 'd', "data" },
+	{ OPT_FMT, 'o', "output-format" },
+};
+
+static const struct option_def *option_by_short(int c)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(option_defs); i++)
+		if (option_defs[i].short_name == c)
+			return &option_defs[i];
+	return NULL;
+}
+
+/*
+ * Decimal or 0x-prefixed hex, nothing else: no sign, no spaces, no octal
+ * (strtoull would read "010" as 8 and "-1" as 2^64-1).
+ */
+static int parse_num(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned int base = 10;
+	uint64_t v = 0;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		unsigned int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned int)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned int)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned int)(*s - 'A' + 10);
+		else
+			return -EINVAL;
+		if (d > max || v > (max - d) / base)
+			return -ERANGE;
+		v = v * base + d;
+	}
+	*out = v;
+	return 0;
+}
+
+static int num_arg(const struct cmd *c, const struct option_def *o,
+		   const char *s, uint64_t max, uint64_t *out)
+{
+	int ret = parse_num(s, max, out);
+
+	if (ret == -EINVAL)
+		return usage_error(c,
+				   "invalid value '%s' for -%c/--%s: expected "
+				   "a decimal or 0x-prefixed hex number",
+				   s, o->short_name, o->long_name);
+	if (ret == -ERANGE)
+		return usage_error(c,
+				   "value '%s' for -%c/--%s is out of range "
+				   "(max %" PRIu64 ")",
+				   s, o->short_name, o->long_name, max);
+	return 0;
+}
+
+void cmd_help(const struct cmd *c)
+{
+	printf("usage: nvq %s %s\n\n%s\n%s", c->name, c->synopsis, c->summary,
+	       c->help);
+}
+
+int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
+{
+	struct option longopts[ARRAY_SIZE(option_defs) + 2];
+	char optstring[2 * ARRAY_SIZE(option_defs) + 4] = ":h";
+	unsigned int seen = 0, n = 0;
+	size_t len = strlen(optstring);
+	uint64_t v;
+	int o, ret;
+
+	for (size_t i = 0; i < ARRAY_SIZE(option_defs); i++) {
+		if (!(c->opts & option_defs[i].flag))
+			continue;
+		longopts[n++] = (struct option){ option_defs[i].long_name,
+						 required_argument, NULL,
+						 option_defs[i].short_name };
+		optstring[len++] = (char)option_defs[i].short_name;
+		optstring[len++] = ':';
+	}
+	optstring[len] = '\0';
+	longopts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
+
+	a->cmd = c;
+	a->fmt = FMT_NORMAL;
+	opterr = 0;
+	optind = 0; /* glibc: full re-initialisation */
+	while ((o = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+		const struct option_def *od = option_by_short(o);
+
+		switch (o) {
+		case 'h':
+			cmd_help(c);
+			return EXIT_OK;
+		case 'n':
+			ret = num_arg(c, od, optarg, UINT32_MAX, &v);
+			if (ret)
+				return ret;
+			a->nsid = (uint32_t)v;
+			a->has_nsid = true;
+			break;
+		case 's':
+			ret = num_arg(c, od, optarg, UINT64_MAX, &a->slba);
+			if (ret)
+				return ret;
+			break;
+		case 'c':
+			ret = num_arg(c, od, optarg, UINT64_MAX, &a->count);
+			if (ret)
+				return ret;
+			if (!a->count)
+				return usage_error(
+					c, "-c/--block-count must be "
+					   "at least 1 (COUNT is the "
+					   "number of blocks, 1-based)");
+			a->has_count = true;
+			break;
+		case 'd':
+			if (!*optarg)
+				return usage_error(c, "empty file name for "
+						      "-d/--data");
+			a->data = optarg;
+			break;
+		case 'o':
+			if (!strcmp(optarg, "normal"))
+				a->fmt = FMT_NORMAL;
+			else if (!strcmp(optarg, "json"))
+				a->fmt = FMT_JSON;
+			else if (!strcmp(optarg, "binary") &&
+				 (c->opts & OPT_FMT_BIN))
+				a->fmt = FMT_BINARY;
+			else
+				return usage_error(
+					c,
+					"unknown output format '%s' (use %s)",
+					optarg,
+					c->opts & OPT_FMT_BIN ?
+						"normal, json or binary" :
+						"normal or json");
+			break;
+		case ':':
+			od = option_by_short(optopt);
+			if (od)
+				return usage_error(c, "-%c/--%s needs a value",
+						   od->short_name,
+						   od->long_name);
+			return usage_error(c, "option '%s' needs a value",
+					   argv[optind - 1]);
+		default:
+			if (optopt)
+				return usage_error(c, "unknown option '-%c'",
+						   optopt);
+			return usage_error(c, "unknown option '%s'",
+					   argv[optind - 1]);
+		}
+		if (od)
+			seen |= od->flag;
+	}
+
+	a->pos = argv + optind;
+	a->npos = argc - optind;
+	if (a->npos < c->min_pos)
+		return usage_error(
+			c, "missing %s",
+			c->pos_name ? c->pos_name :
+				      "URI of the controller (" URI_FORMS ")");
+	if (c->max_pos >= 0 && a->npos > c->max_pos)
+		return usage_error(c, "unexpected argument '%s'",
+				   a->pos[c->max_pos]);
+	for (size_t i = 0; i < ARRAY_SIZE(option_defs); i++) {
+		const struct option_def *od = &option_defs[i];
+
+		if ((c->required & od->flag) && !(seen & od->flag))
+			return usage_error(c, "missing -%c/--%s",
+					   od->short_name, od->long_name);
+	}
+	if (a->has_nsid && a->nsid == 0)
+		return usage_error(c, "namespace id 0 is not valid");
+	if (a->has_nsid && a->nsid == NSID_ALL && !(c->opts & OPT_NSID_ALL))
+		return usage_error(c, "namespace id 0xffffffff (all "
+				      "namespaces) is only valid for flush");
+	return CONTINUE;
+}

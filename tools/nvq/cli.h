@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the files of the nvq tool share: exit statuses, messages, opening
+ * a controller, and the commands the table in main.c runs.
+ */
+#ifndef NVQ_TOOL_CLI_H
+#define NVQ_TOOL_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nvq/nvq.h>
+
+#include "args.h"
+#include "json.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INTR = 130 };
+
+#define NSID_ALL 0xffffffffu
+
+#define URI_FORMS                                                             \
+	"emu:[key=value,...] (the emulated controller) or vfio:DDDD:BB:DD.F " \
+	"(a PCI function bound to vfio-pci)"
+
+/* output.c */
+
+/* Report a failed operation as "nvq: <what>" and return EXIT_FAIL. */
+int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Exit status for a command whose output is complete on stdout. */
+int flush_stdout(void);
+/* The same for JSON output: json_finish() and its failure. */
+int finish_json(struct json_writer *w);
+/* Why a library call failed: its own message, else the errno text. */
+const char *lib_msg(int err);
+/* Why a command failed, with the NVMe status when the device gave one. */
+const char *io_msg(int err, uint16_t status, char *buf, size_t len);
+/* A device string of @len bytes as printable ASCII in @dst (len + 1). */
+void dev_string(const void *src, size_t len, char *dst);
+/* @s without its trailing spaces. */
+char *rtrim(char *s);
+
+/* ctrl.c */
+
+/* Open @uri for one command at a time; EXIT_FAIL with a message if not. */
+int open_ctrl(const char *uri, struct nvq_ctrl **ctrl);
+/* The active namespace @nsid; EXIT_FAIL naming the active ones if not. */
+int get_ns(struct nvq_ctrl *ctrl, uint32_t nsid, struct nvq_ns_info *ns);
+
+/* io.c */
+
+/* Write all of @buf to @fd; -EINTR once SIGINT/SIGTERM arrived. */
+int write_full(int fd, const void *buf, size_t len);
+
+/* pci.c */
+
+/* An NVMe controller that sysfs lists. */
+struct pci_nvme {
+	char bdf[64];
+	char driver[64];
+	unsigned int vendor, device;
+	char model[41], serial[21], firmware[9];
+};
+
+/* The NVMe controllers in sysfs, sorted by address; 0 or -errno. */
+int pci_scan(struct pci_nvme **out, size_t *nr);
+
+/* main.c */
+
+const struct cmd *find_cmd(const char *name);
+
+/* The commands (main.c's table) */
+int run_list(struct args *a);
+int run_id_ctrl(struct args *a);
+int run_id_ns(struct args *a);
+int run_read(struct args *a);
+int run_write(struct args *a);
+int run_flush(struct args *a);
+int run_write_zeroes(struct args *a);
+int run_trim(struct args *a);
+int run_setup(struct args *a);
+int run_reset(struct args *a);
+
+#endif /* NVQ_TOOL_CLI_H */

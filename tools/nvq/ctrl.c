@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Opening the controller a command names and finding its namespace, with
+ * the messages that tell a user what to give instead.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <pthread.h>
+
+#include "cli.h"
+
+int open_ctrl(const char *uri, struct nvq_ctrl **ctrl)
+{
+	sigset_t block, old;
+	struct nvq_opts o;
+	const char *msg;
+	int ret;
+
+	nvq_opts_init(&o);
+	o.nr_queues = 1; /* one command at a time: one queue is plenty */
+	o.mode = NVQ_MODE_POLL;
+
+	/* Threads the library starts inherit this mask: signals stay with us */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	ret = nvq_open(uri, &o, ctrl);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!ret)
+		return 0;
+	msg = lib_msg(ret);
+	fail("cannot open '%s': %s", uri, msg);
+	/* unless the library's message already said what a URI looks like */
+	if (strncmp(uri, "emu:", 4) && strncmp(uri, "vfio:", 5) &&
+	    !strstr(msg, "emu:"))
+		fprintf(stderr, "nvq: a URI is %s\n", URI_FORMS);
+	return EXIT_FAIL;
+}
+
+int get_ns(struct nvq_ctrl *ctrl, uint32_t nsid, struct nvq_ns_info *ns)
+{
+	uint32_t ids[16];
+	char list[16 * 12 + 8]; /* 16 times ", 4294967295", then ", ..." */
+	size_t len = 0;
+	int ret, n;
+
+	ret = nvq_ns_info(ctrl, nsid, ns);
+	if (!ret) {
+		if (!ns->lba_size || !ns->id)
+			return fail("namespace %u: the driver reports no "
+				    "LBA size",
+				    nsid);
+		return 0;
+	}
+	if (ret != -ENOENT)
+		return fail("namespace %u: %s", nsid, lib_msg(ret));
+
+	n = nvq_ns_list(ctrl, ids, ARRAY_SIZE(ids));
+	list[0] = '\0';
+	for (int i = 0; i < n && i < (int)ARRAY_SIZE(ids); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u",
+					i ? ", " : "", ids[i]);
+	if (n > (int)ARRAY_SIZE(ids))
+		snprintf(list + len, sizeof(list) - len, ", ...");
+	return fail("namespace %u is not active on %s (active: %s)", nsid,
+		    nvq_ctrl_uri(ctrl), n > 0 ? list : "none");
+}

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The PCI side of nvq: the NVMe controllers sysfs lists, and setup /
+ * reset, which hand a controller to vfio-pci and back to the kernel's
+ * nvme driver. NVQ_SYSFS_PCI replaces /sys/bus/pci/devices (for tests).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* "@dir/@name" into @out; false when it does not fit. */
+static bool path_join(char *out, size_t len, const char *dir, const char *name)
+{
+	int n = snprintf(out, len, "%s/%s", dir, name);
+
+	return n >= 0 && (size_t)n < len;
+}
+
+/* @src into @dst of @len bytes, cut short if need be. */
+static void copy_str(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+static bool read_line(const char *dir, const char *name, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	bool ok;
+
+	if (!path_join(path, sizeof(path), dir, name))
+		return false;
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	ok = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok;
+}
+
+static unsigned int read_hex(const char *dir, const char *name)
+{
+	char buf[32];
+
+	if (!read_line(dir, name, buf, sizeof(buf)))
+		return 0;
+	return (unsigned int)strtoul(buf, NULL, 16);
+}
+
+/* Model, serial and firmware of a controller the kernel's nvme owns. */
+static void pci_nvme_names(const char *dev, struct pci_nvme *p)
+{
+	char dir[PATH_MAX], buf[64];
+	struct dirent *de;
+	DIR *d;
+
+	if (!path_join(dir, sizeof(dir), dev, "nvme"))
+		return;
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char sub[PATH_MAX];
+
+		if (strncmp(de->d_name, "nvme", 4))
+			continue;
+		if (!path_join(sub, sizeof(sub), dir, de->d_name))
+			continue;
+		if (read_line(sub, "model", buf, sizeof(buf)))
+			dev_string(buf, sizeof(p->model) - 1, p->model);
+		if (read_line(sub, "serial", buf, sizeof(buf)))
+			dev_string(buf, sizeof(p->serial) - 1, p->serial);
+		if (read_line(sub, "firmware_rev", buf, sizeof(buf)))
+			dev_string(buf, sizeof(p->firmware) - 1, p->firmware);
+		rtrim(p->model);
+		rtrim(p->serial);
+		rtrim(p->firmware);
+		break;
+	}
+	closedir(d);
+}
+
+/*
+ * NVMe controllers (class 01h/08h/02h) in sysfs, sorted by address.
+ * NVQ_SYSFS_PCI replaces /sys/bus/pci/devices (for tests).
+ */
+int pci_scan(struct pci_nvme **out, size_t *nr)
+{
+	const char *root = getenv("NVQ_SYSFS_PCI");
+	struct dirent **list;
+	struct pci_nvme *v = NULL;
+	size_t n = 0;
+	int entries;
+
+	if (!root || !*root)
+		root = "/sys/bus/pci/devices";
+	*out = NULL;
+	*nr = 0;
+	entries = scandir(root, &list, NULL, alphasort);
+	if (entries < 0)
+		return errno == ENOENT ? 0 : -errno;
+	for (int i = 0; i < entries; i++) {
+		char dev[PATH_MAX], link[PATH_MAX], target[PATH_MAX], cls[32];
+		struct pci_nvme *p, *nv;
+		ssize_t l;
+
+		if (list[i]->d_name[0] == '.' ||
+		    !path_join(dev, sizeof(dev), root, list[i]->d_name) ||
+		    !read_line(dev, "class", cls, sizeof(cls)) ||
+		    strtoul(cls, NULL, 16) != 0x010802)
+			continue;
+		nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		p = &v[n++];
+		memset(p, 0, sizeof(*p));
+		copy_str(p->bdf, sizeof(p->bdf), list[i]->d_name);
+		p->vendor = read_hex(dev, "vendor");
+		p->device = read_hex(dev, "device");
+		l = -1;
+		if (path_join(link, sizeof(link), dev, "driver"))
+			l = readlink(link, target, sizeof(target) - 1);
+		if (l > 0) {
+			target[l] = '\0';
+			copy_str(p->driver, sizeof(p->driver),
+				 strrchr(target, '/') ?
+					 strrchr(target, '/') + 1 :
+					 target);
+		} else {
+			copy_str(p->driver, sizeof(p->driver), "none");
+		}
+		if (!strcmp(p->driver, "nvme"))
+			pci_nvme_names(dev, p);
+	}
+	for (int i = 0; i < entries; i++)
+		free(list[i]);
+	free(list);
+	*out = v;
+	*nr = n;
+	return 0;
+}
+
+/* --- setup / reset: hand a controller to vfio-pci and back ---------- */
+
+static const char *pci_root(void)
+{
+	const char *root = getenv("NVQ_SYSFS_PCI");
+
+	return root && *root ? root : "/sys/bus/pci/devices";
+}
+
+/* "0000:01:00.0" or "01:00.0" into the canonical form; false if not. */
+static bool parse_bdf(const char *s, char *out, size_t len)
+{
+	unsigned int d = 0, b, dev, f;
+	int n = -1;
+
+	if (sscanf(s, "%4x:%2x:%2x.%1x%n", &d, &b, &dev, &f, &n) != 4 || s[n]) {
+		n = -1;
+		d = 0;
+		if (sscanf(s, "%2x:%2x.%1x%n", &b, &dev, &f, &n) != 3 || s[n])
+			return false;
+	}
+	if (strchr(s, '-') || strchr(s, '+') || strchr(s, ' ') || dev > 0x1f ||
+	    f > 7)
+		return false;
+	return snprintf(out, len, "%04x:%02x:%02x.%x", d, b, dev, f) > 0;
+}
+
+static int write_attr(const char *dir, const char *name, const char *val)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	if (!path_join(path, sizeof(path), dir, name))
+		return -ENAMETOOLONG;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return (int)n;
+}
+
+/* Last component of the symlink @dir/@name, "none" if there is none. */
+static void link_base(const char *dir, const char *name, char *buf, size_t len)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	ssize_t l = -1;
+
+	if (path_join(path, sizeof(path), dir, name))
+		l = readlink(path, target, sizeof(target) - 1);
+	if (l <= 0) {
+		copy_str(buf, len, "none");
+		return;
+	}
+	target[l] = '\0';
+	copy_str(buf, len,
+		 strrchr(target, '/') ? strrchr(target, '/') + 1 : target);
+}
+
+/* The PID of a process that holds @path open, 0 if none. */
+static long holder_of(const char *path, char *comm, size_t len)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *p;
+	long pid = 0;
+
+	if (!proc)
+		return 0;
+	while (!pid && (p = readdir(proc))) {
+		char fddir[300], fdp[600], target[PATH_MAX];
+		struct dirent *f;
+		DIR *fds;
+
+		if (p->d_name[0] < '1' || p->d_name[0] > '9' ||
+		    snprintf(fddir, sizeof(fddir), "/proc/%.32s/fd",
+			     p->d_name) < 0)
+			continue;
+		fds = opendir(fddir);
+		if (!fds)
+			continue;
+		while ((f = readdir(fds))) {
+			ssize_t l;
+
+			if (!path_join(fdp, sizeof(fdp), fddir, f->d_name))
+				continue;
+			l = readlink(fdp, target, sizeof(target) - 1);
+			if (l > 0 &&
+			    (target[l] = '\0', !strcmp(target, path))) {
+				pid = atol(p->d_name);
+				break;
+			}
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	if (pid) {
+		char dir[64];
+
+		snprintf(dir, sizeof(dir), "/proc/%ld", pid);
+		if (!read_line(dir, "comm", comm, len))
+			copy_str(comm, len, "?");
+	}
+	return pid;
+}
+
+/* A mounted (or swapped-on) namespace of the controller at @dev, if any. */
+static bool ns_in_use(const char *dev, char *what, size_t len)
+{
+	static const char *const tables[] = { "/proc/mounts", "/proc/swaps" };
+	char dir[PATH_MAX], ctrl[PATH_MAX], line[1024];
+	struct dirent *c, *b;
+	DIR *cd, *bd;
+	bool busy = false;
+
+	if (!path_join(dir, sizeof(dir), dev, "nvme") || !(cd = opendir(dir)))
+		return false;
+	while (!busy && (c = readdir(cd))) {
+		if (strncmp(c->d_name, "nvme", 4) ||
+		    !path_join(ctrl, sizeof(ctrl), dir, c->d_name) ||
+		    !(bd = opendir(ctrl)))
+			continue;
+		while (!busy && (b = readdir(bd))) {
+			char name[300];
+
+			if (strncmp(b->d_name, "nvme", 4) ||
+			    !strchr(b->d_name, 'n'))
+				continue;
+			snprintf(name, sizeof(name), "/dev/%s", b->d_name);
+			for (size_t t = 0; !busy && t < ARRAY_SIZE(tables);
+			     t++) {
+				FILE *f = fopen(tables[t], "re");
+
+				while (f && !busy &&
+				       fgets(line, sizeof(line), f))
+					if (!strncmp(line, name,
+						     strlen(name))) {
+						busy = true;
+						copy_str(what, len, line);
+						what[strcspn(what, "\n")] =
+							'\0';
+					}
+				if (f)
+					fclose(f);
+			}
+		}
+		closedir(bd);
+	}
+	closedir(cd);
+	return busy;
+}
+
+/* Load @mod unless its PCI driver is there already. */
+static void load_driver(const char *mod)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "%s/../drivers/%s", pci_root(), mod);
+	if (!stat(dir, &st) || getenv("NVQ_SYSFS_PCI"))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		execlp("modprobe", "modprobe", mod, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
+/*
+ * Move the device at @dev to the driver @drv ("" = whatever matches):
+ * driver_override, unbind, drivers_probe - the kernel's documented way.
+ */
+static int rebind(const char *bdf, const char *dev, const char *drv)
+{
+	char old[64], probe[PATH_MAX];
+	int ret;
+
+	ret = write_attr(dev, "driver_override", drv[0] ? drv : "\n");
+	if (ret)
+		return fail("%s: cannot write driver_override: %s%s", bdf,
+			    strerror(-ret),
+			    ret == -EACCES || ret == -EPERM ? " (run as root)" :
+							      "");
+	link_base(dev, "driver", old, sizeof(old));
+	if (strcmp(old, "none")) {
+		ret = write_attr(dev, "driver/unbind", bdf);
+		if (ret)
+			return fail("%s: cannot unbind it from %s: %s", bdf,
+				    old, strerror(-ret));
+	}
+	snprintf(probe, sizeof(probe), "%s/..", pci_root());
+	ret = write_attr(probe, "drivers_probe", bdf);
+	if (ret && ret != -ENODEV && ret != -EINVAL)
+		return fail("%s: drivers_probe failed: %s", bdf,
+			    strerror(-ret));
+	return EXIT_OK;
+}
+
+/* The device directory of the controller named by @arg, or a failure. */
+static int nvme_device(const char *arg, char *bdf, size_t blen, char *dev,
+		       size_t dlen)
+{
+	char cls[32];
+
+	if (!parse_bdf(arg, bdf, blen))
+		return usage_error(find_cmd("setup"),
+				   "'%s' is not a PCI address (DDDD:BB:DD.F, "
+				   "as 'nvq list' shows)",
+				   arg);
+	if (!path_join(dev, dlen, pci_root(), bdf) ||
+	    !read_line(dev, "class", cls, sizeof(cls)))
+		return fail("no PCI device %s (see 'nvq list')", bdf);
+	if (strtoul(cls, NULL, 16) != 0x010802)
+		return fail("%s is not an NVMe controller (class %s)", bdf,
+			    cls);
+	return CONTINUE;
+}
+
+int run_setup(struct args *a)
+{
+	char bdf[32], dev[PATH_MAX], drv[64], grp[32], busy[256];
+	int rc;
+
+	rc = nvme_device(a->pos[0], bdf, sizeof(bdf), dev, sizeof(dev));
+	if (rc != CONTINUE)
+		return rc;
+	link_base(dev, "driver", drv, sizeof(drv));
+	link_base(dev, "iommu_group", grp, sizeof(grp));
+	if (!strcmp(drv, "vfio-pci")) {
+		printf("%s: already bound to vfio-pci (IOMMU group %s); open "
+		       "it as vfio:%s\n",
+		       bdf, grp, bdf);
+		return EXIT_OK;
+	}
+	if (!strcmp(grp, "none"))
+		return fail("%s has no IOMMU group: the IOMMU is off; enable "
+			    "VT-d/AMD-Vi in the firmware and boot with "
+			    "intel_iommu=on (or amd_iommu=on)",
+			    bdf);
+	if (ns_in_use(dev, busy, sizeof(busy)))
+		return fail("%s is in use by the kernel: %s; unmount it first",
+			    bdf, busy);
+	load_driver("vfio-pci");
+	rc = rebind(bdf, dev, "vfio-pci");
+	if (rc)
+		return rc;
+	link_base(dev, "driver", drv, sizeof(drv));
+	if (strcmp(drv, "vfio-pci"))
+		return fail("%s: vfio-pci did not take it (driver: %s); is "
+			    "vfio-pci loaded? dmesg tells why",
+			    bdf, drv);
+	printf("%s: bound to vfio-pci; IOMMU group %s (/dev/vfio/%s); open "
+	       "it as vfio:%s\n",
+	       bdf, grp, grp, bdf);
+	return EXIT_OK;
+}
+
+int run_reset(struct args *a)
+{
+	char bdf[32], dev[PATH_MAX], drv[64], grp[32], path[64], comm[64];
+	long pid;
+	int rc;
+
+	rc = nvme_device(a->pos[0], bdf, sizeof(bdf), dev, sizeof(dev));
+	if (rc != CONTINUE)
+		return rc;
+	link_base(dev, "driver", drv, sizeof(drv));
+	link_base(dev, "iommu_group", grp, sizeof(grp));
+	if (!strcmp(drv, "nvme")) {
+		printf("%s: already bound to nvme\n", bdf);
+		return EXIT_OK;
+	}
+	/* Unbinding from vfio-pci blocks until its user lets go. */
+	snprintf(path, sizeof(path), "/dev/vfio/%s", grp);
+	if (!strcmp(drv, "vfio-pci") &&
+	    (pid = holder_of(path, comm, sizeof(comm))))
+		return fail("%s is in use: process %ld (%s) has %s open; stop "
+			    "it first",
+			    bdf, pid, comm, path);
+	load_driver("nvme");
+	rc = rebind(bdf, dev, "");
+	if (rc)
+		return rc;
+	link_base(dev, "driver", drv, sizeof(drv));
+	if (strcmp(drv, "nvme"))
+		return fail("%s: the nvme driver did not take it (driver: "
+			    "%s); is the nvme module available?",
+			    bdf, drv);
+	printf("%s: returned to the kernel's nvme driver\n", bdf);
+	return EXIT_OK;
+}
