@@ -129,10 +129,10 @@ static struct nvq_queue *sync_queue(struct nvq_ctrl *ctrl)
 {
 	struct nvq_queue *q = ctrl ? nvq_ctrl_queue_for_cpu(ctrl) : NULL;
 
-	if (!q)
-		nvq_err(-ENODEV, "%s",
-			ctrl ? "the controller has no I/O queues" :
-			       "NULL controller");
+	if (!ctrl)
+		nvq_err(-EINVAL, "NULL controller");
+	else if (!q)
+		nvq_err(-ENODEV, "the controller has no I/O queues");
 	return q;
 }
 
@@ -149,7 +149,7 @@ static int rw_sync(struct nvq_ctrl *ctrl, enum sync_op op, uint32_t nsid,
 	if (status)
 		*status = 0;
 	if (!q)
-		return -ENODEV;
+		return ctrl ? -ENODEV : -EINVAL;
 	ns = nvq_ctrl_ns(ctrl, nsid);
 	if (!ns)
 		return nvq_err(-ENOENT, "namespace %u is not active", nsid);
@@ -212,7 +212,7 @@ int nvq_flush_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint16_t *status)
 	if (status)
 		*status = 0;
 	if (!q)
-		return -ENODEV;
+		return ctrl ? -ENODEV : -EINVAL;
 	return run_one(q, OP_FLUSH, nsid, NULL, 0, 0, status);
 }
 
@@ -227,7 +227,7 @@ int nvq_write_zeroes_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
 	if (status)
 		*status = 0;
 	if (!q)
-		return -ENODEV;
+		return ctrl ? -ENODEV : -EINVAL;
 	ns = nvq_ctrl_ns(ctrl, nsid);
 	if (!ns || !nlb || slba >= ns->nlba || nlb > ns->nlba - slba)
 		/* nvq_write_zeroes() words the error. */
@@ -248,7 +248,7 @@ int nvq_deallocate_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
 	if (status)
 		*status = 0;
 	if (!q)
-		return -ENODEV;
+		return ctrl ? -ENODEV : -EINVAL;
 	return run_one(q, OP_DEALLOC, nsid, NULL, slba, nlb, status);
 }
 

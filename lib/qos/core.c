@@ -695,6 +695,8 @@ int nvq_qos_set_dma_latency_path(const char *path)
 
 void nvq_qos_info(const struct nvq_qos_ctrl *qc, struct nvq_qos_info *info)
 {
+	if (!info)
+		return;
 	memset(info, 0, sizeof(*info));
 	info->limit_us = NVQ_QOS_OFF;
 	info->effective_us = NVQ_QOS_OFF;
@@ -714,6 +716,8 @@ void nvq_qos_info(const struct nvq_qos_ctrl *qc, struct nvq_qos_info *info)
 void nvq_qos_queue_stats(const struct nvq_qos_queue *qq,
 			 struct nvq_qos_stats *st)
 {
+	if (!st)
+		return;
 	memset(st, 0, sizeof(*st));
 	if (!qq)
 		return;

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Every public function given a NULL object or NULL output pointer fails
+ * cleanly (-EINVAL, NULL or zero) instead of crashing, as an application's
+ * error path may well call them that way. Linked against libnvq.so.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <nvq/nvq.h>
+
+#include "check.h"
+
+static void cb(void *arg, const struct nvq_cpl *cpl)
+{
+	(void)arg;
+	(void)cpl;
+}
+
+static void null_objects(void)
+{
+	struct nvq_queue_stats st;
+	struct nvq_qos_stats qs;
+	struct nvq_qos_info qi;
+	struct nvq_ns_info ni;
+	struct nvq_sqe sqe;
+	uint32_t ids[4], r = 7;
+	uint16_t s = 7;
+	char buf[64];
+	int lim;
+
+	memset(&sqe, 0, sizeof(sqe));
+	nvq_opts_init(NULL);
+	CHECK_EQ(nvq_open(NULL, NULL, NULL), -EINVAL);
+	nvq_close(NULL);
+	CHECK(nvq_ctrl_id(NULL) == NULL);
+	CHECK_EQ(nvq_ctrl_cap(NULL), 0);
+	CHECK_EQ(nvq_ctrl_vs(NULL), 0);
+	CHECK(nvq_ctrl_uri(NULL) != NULL && !*nvq_ctrl_uri(NULL));
+	CHECK(nvq_ctrl_notes(NULL) != NULL && !*nvq_ctrl_notes(NULL));
+	CHECK_EQ(nvq_ns_list(NULL, ids, 4), -EINVAL);
+	CHECK_EQ(nvq_ns_info(NULL, 1, &ni), -EINVAL);
+	CHECK_EQ(nvq_ctrl_max_transfer(NULL), 0);
+	CHECK_EQ(nvq_ctrl_queue_count(NULL), 0);
+	CHECK(nvq_ctrl_queue(NULL, 0) == NULL);
+	CHECK(nvq_ctrl_queue_for_cpu(NULL) == NULL);
+	CHECK_EQ(nvq_queue_id(NULL), 0);
+	CHECK_EQ(nvq_queue_depth(NULL), 0);
+	CHECK_EQ(nvq_queue_inflight(NULL), 0);
+	memset(&st, 0xff, sizeof(st));
+	nvq_queue_stats(NULL, &st);
+	nvq_queue_kick(NULL);
+	CHECK(nvq_ctrl_qos(NULL) == NULL);
+	CHECK(nvq_queue_qos(NULL) == NULL);
+	CHECK_EQ(nvq_read(NULL, 1, buf, 0, 1, 0, cb, NULL), -EINVAL);
+	CHECK_EQ(nvq_write(NULL, 1, buf, 0, 1, 0, cb, NULL), -EINVAL);
+	CHECK_EQ(nvq_flush(NULL, 1, 0, cb, NULL), -EINVAL);
+	CHECK_EQ(nvq_write_zeroes(NULL, 1, 0, 1, 0, cb, NULL), -EINVAL);
+	CHECK_EQ(nvq_deallocate(NULL, 1, 0, 1, 0, cb, NULL), -EINVAL);
+	CHECK_EQ(nvq_poll(NULL, 0), -EINVAL);
+	CHECK_EQ(nvq_wait(NULL, 1, 0), -EINVAL);
+	CHECK_EQ(nvq_read_sync(NULL, 1, buf, 0, 1, &s), -EINVAL);
+	CHECK_EQ(s, 0);
+	CHECK_EQ(nvq_write_sync(NULL, 1, buf, 0, 1, &s), -EINVAL);
+	CHECK_EQ(nvq_flush_sync(NULL, 1, &s), -EINVAL);
+	CHECK_EQ(nvq_write_zeroes_sync(NULL, 1, 0, 1, &s), -EINVAL);
+	CHECK_EQ(nvq_deallocate_sync(NULL, 1, 0, 1, &s), -EINVAL);
+	CHECK_EQ(nvq_admin(NULL, &sqe, NULL, 0, &r, &s), -EINVAL);
+	CHECK(nvq_dma_alloc(NULL, 4096, -1) == NULL);
+	CHECK_EQ(nvq_dma_register(NULL, buf, sizeof(buf)), -EINVAL);
+	CHECK_EQ(nvq_dma_unregister(NULL, buf), -EINVAL);
+	nvq_dma_free(NULL, buf);
+	CHECK_EQ(nvq_qos_set_limit(NULL, 5), -EINVAL);
+	CHECK_EQ(nvq_qos_set_timeout(NULL, 5), -EINVAL);
+	nvq_qos_info(NULL, &qi);
+	CHECK_EQ(qi.limit_us, NVQ_QOS_OFF);
+	nvq_qos_queue_stats(NULL, &qs);
+	CHECK(!qs.active);
+	CHECK_EQ(nvq_qos_parse_limit(NULL, &lim), -EINVAL);
+	CHECK_EQ(nvq_qos_parse_limit("5", NULL), -EINVAL);
+	CHECK(nvq_status_str(0) != NULL);
+	CHECK(nvq_version() != NULL);
+}
+
+static void null_outputs(void)
+{
+	struct nvq_ctrl *c;
+	struct nvq_queue *q;
+	char *buf;
+
+	CHECK_EQ(nvq_open("emu:size=1M", NULL, &c), 0);
+	q = nvq_ctrl_queue(c, 0);
+	CHECK_EQ(nvq_admin(c, NULL, NULL, 0, NULL, NULL), -EINVAL);
+	CHECK(nvq_ns_list(c, NULL, 0) >= 1); /* a count alone is fine */
+	CHECK_EQ(nvq_ns_info(c, 1, NULL), -EINVAL);
+	nvq_queue_stats(q, NULL);
+	buf = nvq_dma_alloc(c, 4096, -1);
+	CHECK(buf != NULL);
+	CHECK_EQ(nvq_read(q, 1, buf, 0, 1, 0, NULL, NULL), -EINVAL);
+	CHECK_EQ(nvq_read(q, 1, NULL, 0, 1, 0, cb, NULL), -EFAULT);
+	nvq_qos_info(nvq_ctrl_qos(c), NULL);
+	nvq_qos_queue_stats(nvq_queue_qos(q), NULL);
+	CHECK_EQ(nvq_read_sync(c, 1, NULL, 0, 1, NULL), -EINVAL);
+	nvq_dma_free(c, buf);
+	nvq_dma_free(c, NULL);
+	nvq_close(c);
+}
+
+int main(void)
+{
+	null_objects();
+	null_outputs();
+	printf("null-args: ok\n");
+	return 0;
+}
