@@ -7,6 +7,10 @@
  * thread in nvq_errmsg(). The library never prints, aborts or exits.
  * The NVMe status of a failed command reaches the completion callback
  * unchanged in struct nvq_cpl.
+ *
+ * The comments are kernel-doc (scripts/check-kernel-doc.py checks that
+ * every function has one); docs/design.md describes the threads, locks
+ * and the I/O path behind these calls.
  */
 #ifndef NVQ_NVQ_H
 #define NVQ_NVQ_H
@@ -26,49 +30,61 @@ extern "C" {
 struct nvq_ctrl;
 struct nvq_queue;
 
-/* How completions of a controller's I/O queues are reaped. */
+/**
+ * enum nvq_mode - How completions of a controller's I/O queues are reaped.
+ * @NVQ_MODE_POLL: the caller calls nvq_poll(); CQs have no interrupt.
+ * @NVQ_MODE_WAIT: the caller sleeps in nvq_wait() on the interrupt.
+ * @NVQ_MODE_THREAD: a completion thread per interrupt vector, pinned to
+ *	the interrupt's CPU, reaps the vector's queues and runs the callbacks.
+ */
 enum nvq_mode {
-	NVQ_MODE_POLL = 0, /* caller calls nvq_poll(); CQs have no interrupt */
-	NVQ_MODE_WAIT = 1, /* caller sleeps in nvq_wait() on the interrupt */
-	NVQ_MODE_THREAD = 2, /* a completion thread per queue, pinned to the
-			      * interrupt's CPU, runs the callbacks */
+	NVQ_MODE_POLL = 0,
+	NVQ_MODE_WAIT = 1,
+	NVQ_MODE_THREAD = 2,
 };
 
-/*
- * Options for nvq_open(). Initialise with nvq_opts_init(), which records
- * the size of the structure the caller was built with in @size: the
- * structure grows at its end from release to release, and the library
- * reads only the fields an older caller knows about (defaults for the
- * rest), and refuses a newer caller's fields it does not know unless they
- * are zero, as the kernel's clone3() does.
+/**
+ * struct nvq_opts - Options for nvq_open().
+ * @size: set by nvq_opts_init(): the caller's sizeof(struct nvq_opts).
+ * @nr_queues: I/O queue pairs to ask for; 0 = one per online CPU.
+ * @queue_depth: entries per I/O queue; 0 = 256.
+ * @mode: how completions are reaped (enum nvq_mode; default poll).
+ * @exclusive: exclusive queues have one owner thread and take no locks
+ *	(the SPDK model): at most one thread submits and one reaps at a
+ *	time. Shared queues (the default) may be used by any thread: the
+ *	submission side takes sq_lock, the completion side cq_lock.
+ * @shadow_doorbells: use shadow doorbells when the controller offers
+ *	them (default true).
+ * @admin_timeout_ms: admin command timeout in ms; 0 = derived from
+ *	CAP.TO (min 5 s).
+ * @cpu_lat_limit_us: CPU latency QoS (nvq/qos.h), applied at open and
+ *	changeable later with nvq_qos_set_limit() on nvq_ctrl_qos(): while
+ *	a wait or thread mode queue is busy, the CPUs that take its
+ *	completions may not enter idle states slower to leave than this.
+ *	NVQ_QOS_OFF (-1, the default), NVQ_QOS_AUTO (-2: from the cpuidle
+ *	state table), 0 (no idle at all) or N us.
+ * @cpu_lat_timeout_ms: a queue with no submission for this long (0 = the
+ *	default, 3) lets its CPUs idle again; changeable later with
+ *	nvq_qos_set_timeout().
+ *
+ * Initialise with nvq_opts_init(), which records the size of the
+ * structure the caller was built with in @size: the structure grows at
+ * its end from release to release, and the library reads only the fields
+ * an older caller knows about (defaults for the rest), and refuses a newer
+ * caller's fields it does not know unless they are zero, as the kernel's
+ * clone3() does. Fields up to @admin_timeout_ms are NVQ_OPTS_SIZE_VER0;
+ * NVQ_OPTS_SIZE_VER1 adds the CPU latency QoS fields.
  */
 struct nvq_opts {
-	uint32_t size; /* set by nvq_opts_init(): the caller's sizeof */
+	uint32_t size;
 	/* ---- NVQ_OPTS_SIZE_VER0: queues and completion mode ---- */
-	unsigned int nr_queues; /* I/O queue pairs; 0 = one per online CPU */
-	unsigned int queue_depth; /* entries per I/O queue; 0 = 256 */
+	unsigned int nr_queues;
+	unsigned int queue_depth;
 	enum nvq_mode mode;
-	/*
-	 * Exclusive queues have one owner thread and take no locks (the SPDK
-	 * model). Shared queues (default) may be used by any thread: the
-	 * submission side takes sq_lock, the completion side cq_lock.
-	 */
 	bool exclusive;
-	/* Use shadow doorbells when the controller offers them (default). */
 	bool shadow_doorbells;
-	/* Admin command timeout in ms; 0 = derived from CAP.TO (min 5 s). */
 	unsigned int admin_timeout_ms;
 	/* ---- NVQ_OPTS_SIZE_VER1: + CPU latency QoS ---- */
-	/*
-	 * CPU latency QoS (nvq/qos.h), applied at open and changeable later
-	 * with nvq_qos_set_limit() / nvq_qos_set_timeout() on
-	 * nvq_ctrl_qos(): while a wait or thread mode queue is busy, the
-	 * CPUs that take its completions may not enter idle states slower
-	 * to leave than cpu_lat_limit_us. NVQ_QOS_OFF (-1, the default),
-	 * NVQ_QOS_AUTO (-2: from the cpuidle state table), 0 (no idle at
-	 * all) or N us. A queue with no submission for cpu_lat_timeout_ms
-	 * (0 = the default, 3) lets its CPUs idle again.
-	 */
 	int cpu_lat_limit_us;
 	unsigned int cpu_lat_timeout_ms;
 };
@@ -82,133 +98,272 @@ struct nvq_opts {
 #define NVQ_OPTS_SIZE_VER0 24u
 #define NVQ_OPTS_SIZE_VER1 32u
 
-/*
+/**
+ * nvq_opts_init_size() - Fill options of a given size with the defaults.
+ * @opts: the options to fill.
+ * @size: the caller's sizeof(struct nvq_opts).
+ *
  * Fill the first @size bytes of @opts with the defaults and set
  * @opts->size = @size. Use nvq_opts_init(); this form exists so that the
- * size is the caller's, not the library's.
+ * size is the caller's, not the library's. Does nothing when @opts is
+ * NULL or @size is too small to hold the size field.
  */
 void nvq_opts_init_size(struct nvq_opts *opts, uint32_t size);
 
-/* Fill @opts with the defaults (for the struct this caller was built with). */
+/**
+ * nvq_opts_init() - Fill options with the defaults.
+ * @opts: the options to fill.
+ *
+ * Fill @opts with the defaults, for the struct this caller was built with
+ * (inline: the size recorded is the caller's sizeof).
+ */
 static inline void nvq_opts_init(struct nvq_opts *opts)
 {
 	nvq_opts_init_size(opts, (uint32_t)sizeof(*opts));
 }
 
-/*
- * Open the controller named by @uri and bring it up:
- *   "emu:" or "emu:key=val,..."  the built-in emulated controller
- *   "vfio:DDDD:BB:DD.F"          a PCIe controller bound to vfio-pci
- * @opts may be NULL for defaults; otherwise set up by nvq_opts_init()
- * (-EINVAL when @opts->size is not a released size or larger, -E2BIG when
- * a larger struct has non-zero fields this library does not know). On
- * success *@ctrl is set, and nvq_ctrl_notes() tells what bring-up chose.
+/**
+ * nvq_open() - Open a controller and bring it up.
+ * @uri: the device:
+ *	"emu:" or "emu:key=val,..." for the built-in emulated controller,
+ *	"vfio:DDDD:BB:DD.F" for a PCIe controller bound to vfio-pci.
+ * @opts: NULL for defaults; otherwise set up by nvq_opts_init().
+ * @ctrl: where the controller goes on success (set to NULL on failure).
+ *
+ * On success nvq_ctrl_notes() tells what bring-up skipped or chose, and
+ * the calling thread's nvq_errmsg() is empty.
+ *
+ * Return: 0, or a negative errno with a message: -EINVAL for a NULL @uri
+ * or @ctrl, a bad option, or when @opts->size is not a released size or
+ * larger; -E2BIG when a larger struct has non-zero fields this library
+ * does not know; -ENODEV, -ETIMEDOUT, -ENOTSUP, -EIO, -ENOMEM, ... when
+ * the device cannot be brought up.
  */
 int nvq_open(const char *uri, const struct nvq_opts *opts,
 	     struct nvq_ctrl **ctrl);
 
-/*
+/**
+ * nvq_close() - Shut a controller down and free it.
+ * @ctrl: the controller; NULL is a no-op.
+ *
  * Shut the controller down in order (CC.SHN, bounded wait), stop the
- * completion threads and free everything. Outstanding I/O is completed with
- * -ECANCELED if the controller does not finish it first.
+ * completion threads and free everything. Outstanding I/O is completed
+ * with -ECANCELED if the controller does not finish it first. Neither
+ * @ctrl nor its queues may be used afterwards.
  */
 void nvq_close(struct nvq_ctrl *ctrl);
 
-/* The library's version, "MAJOR.MINOR.PATCH" (may differ from NVQ_VERSION_*
- * of the headers an application was built with). */
+/**
+ * nvq_version() - The library's version.
+ *
+ * Return: "MAJOR.MINOR.PATCH" of the library that runs (may differ from
+ * NVQ_VERSION_* of the headers an application was built with).
+ */
 const char *nvq_version(void);
 
-/* Message describing the last failure on the calling thread ("" if none). */
+/**
+ * nvq_errmsg() - The message of the calling thread's last failure.
+ *
+ * Return: a message describing the last failure on the calling thread
+ * ("" if none). Each thread has its own.
+ */
 const char *nvq_errmsg(void);
 
-/* Text for an NVMe status field (SCT/SC as in struct nvq_cpl.status). */
+/**
+ * nvq_status_str() - Text for an NVMe status field.
+ * @status: SCT/SC as in struct nvq_cpl.status.
+ *
+ * Return: the specification's name of the status; for unknown codes a
+ * text in a per-thread buffer, valid until the thread's next call.
+ */
 const char *nvq_status_str(uint16_t status);
 
 /* ------------------------------------------------------------------ */
 /* Controller and namespaces                                           */
 /* ------------------------------------------------------------------ */
 
-/* The Identify Controller data read at bring-up. */
+/**
+ * nvq_ctrl_id() - The Identify Controller data read at bring-up.
+ * @ctrl: the controller.
+ *
+ * Return: the data, valid until nvq_close(); NULL for a NULL @ctrl.
+ */
 const struct nvq_id_ctrl *nvq_ctrl_id(const struct nvq_ctrl *ctrl);
 
-/* Controller registers captured at bring-up. */
+/**
+ * nvq_ctrl_cap() - The CAP register captured at bring-up.
+ * @ctrl: the controller.
+ *
+ * Return: Controller Capabilities; 0 for a NULL @ctrl.
+ */
 uint64_t nvq_ctrl_cap(const struct nvq_ctrl *ctrl);
+
+/**
+ * nvq_ctrl_vs() - The VS register captured at bring-up.
+ * @ctrl: the controller.
+ *
+ * Return: the controller's NVMe version; 0 for a NULL @ctrl.
+ */
 uint32_t nvq_ctrl_vs(const struct nvq_ctrl *ctrl);
 
-/* The URI the controller was opened with. */
+/**
+ * nvq_ctrl_uri() - The URI the controller was opened with.
+ * @ctrl: the controller.
+ *
+ * Return: the URI; "" for a NULL @ctrl.
+ */
 const char *nvq_ctrl_uri(const struct nvq_ctrl *ctrl);
 
-/*
- * What bring-up skipped or chose without failing (namespaces it could not
- * use, shadow doorbells not used, a CPU latency limit not applied),
- * separated by "; "; "" when there was nothing to say.
+/**
+ * nvq_ctrl_notes() - What bring-up skipped or chose without failing.
+ * @ctrl: the controller.
+ *
+ * Return: the notes (namespaces it could not use, shadow doorbells not
+ * used, a CPU latency limit not applied), separated by "; "; "" when
+ * there was nothing to say or @ctrl is NULL.
  */
 const char *nvq_ctrl_notes(const struct nvq_ctrl *ctrl);
 
+/**
+ * struct nvq_ns_info - What nvq_ns_info() tells about a namespace.
+ * @nsid: the namespace id.
+ * @nlba: NSZE: size in logical blocks.
+ * @lba_size: bytes per logical block.
+ * @max_transfer: bytes per command (MDTS, capped by nvq), 0 = no limit.
+ * @id: the Identify Namespace data.
+ */
 struct nvq_ns_info {
 	uint32_t nsid;
-	uint64_t nlba; /* NSZE: size in logical blocks */
-	uint32_t lba_size; /* bytes */
-	uint32_t max_transfer; /* bytes per command (MDTS), 0 = no limit */
-	const struct nvq_id_ns *id; /* Identify Namespace data */
+	uint64_t nlba;
+	uint32_t lba_size;
+	uint32_t max_transfer;
+	const struct nvq_id_ns *id;
 };
 
-/*
- * Fill @nsids with up to @max active namespace ids in ascending order;
- * returns how many namespaces are active (may exceed @max).
+/**
+ * nvq_ns_list() - The active namespace ids.
+ * @ctrl: the controller.
+ * @nsids: filled with up to @max active namespace ids in ascending order
+ *	(may be NULL to count only).
+ * @max: entries @nsids holds.
+ *
+ * Return: how many namespaces are active (may exceed @max), or -EINVAL
+ * for a NULL @ctrl.
  */
 int nvq_ns_list(const struct nvq_ctrl *ctrl, uint32_t *nsids, unsigned int max);
 
-/* Describe namespace @nsid; -ENOENT if it is not active. */
+/**
+ * nvq_ns_info() - Describe a namespace.
+ * @ctrl: the controller.
+ * @nsid: the namespace.
+ * @info: filled on success.
+ *
+ * Return: 0; -ENOENT if @nsid is not active; -EINVAL for NULL arguments.
+ */
 int nvq_ns_info(const struct nvq_ctrl *ctrl, uint32_t nsid,
 		struct nvq_ns_info *info);
 
-/* Largest transfer in bytes that one command may carry (MDTS). */
+/**
+ * nvq_ctrl_max_transfer() - Largest transfer one command may carry.
+ * @ctrl: the controller.
+ *
+ * Return: bytes per command (MDTS, capped by nvq); 0 for a NULL @ctrl.
+ */
 uint32_t nvq_ctrl_max_transfer(const struct nvq_ctrl *ctrl);
 
 /* ------------------------------------------------------------------ */
 /* Queues                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Number of I/O queue pairs the controller granted. */
+/**
+ * nvq_ctrl_queue_count() - Number of I/O queue pairs the controller granted.
+ * @ctrl: the controller.
+ *
+ * Return: the number of I/O queue pairs; 0 for a NULL @ctrl.
+ */
 unsigned int nvq_ctrl_queue_count(const struct nvq_ctrl *ctrl);
 
-/* I/O queue pair @index (0-based), or NULL if out of range. */
+/**
+ * nvq_ctrl_queue() - An I/O queue pair by index.
+ * @ctrl: the controller.
+ * @index: 0-based, below nvq_ctrl_queue_count().
+ *
+ * Return: I/O queue pair @index, or NULL if out of range.
+ */
 struct nvq_queue *nvq_ctrl_queue(struct nvq_ctrl *ctrl, unsigned int index);
 
-/*
- * The queue for the calling CPU: CPUs map to queues in order and share them
- * round-robin when there are more CPUs than queues.
+/**
+ * nvq_ctrl_queue_for_cpu() - The queue for the calling CPU.
+ * @ctrl: the controller.
+ *
+ * CPUs map to queues in order and share them round-robin when there are
+ * more CPUs than queues.
+ *
+ * Return: the queue, or NULL when @ctrl is NULL or has no I/O queues.
  */
 struct nvq_queue *nvq_ctrl_queue_for_cpu(struct nvq_ctrl *ctrl);
 
-/* The NVMe queue id (1-based) and depth of @q. */
+/**
+ * nvq_queue_id() - The NVMe queue id of a queue.
+ * @q: the queue.
+ *
+ * Return: the queue id (1-based); 0 for a NULL @q.
+ */
 uint16_t nvq_queue_id(const struct nvq_queue *q);
+
+/**
+ * nvq_queue_depth() - The depth of a queue.
+ * @q: the queue.
+ *
+ * Return: entries of the queue's rings; 0 for a NULL @q.
+ */
 unsigned int nvq_queue_depth(const struct nvq_queue *q);
 
-/* Per-queue counters. */
+/**
+ * struct nvq_queue_stats - Per-queue counters.
+ * @submitted: commands placed in the SQ.
+ * @completed: CQEs reaped.
+ * @doorbells: SQ tail doorbell MMIO writes.
+ * @bad_cqes: CQEs with unknown or stale command id.
+ * @interrupts: interrupt wakeups consumed.
+ */
 struct nvq_queue_stats {
-	uint64_t submitted; /* commands placed in the SQ */
-	uint64_t completed; /* CQEs reaped */
-	uint64_t doorbells; /* SQ tail doorbell MMIO writes */
-	uint64_t bad_cqes; /* CQEs with unknown or stale command id */
-	uint64_t interrupts; /* interrupt wakeups consumed */
+	uint64_t submitted;
+	uint64_t completed;
+	uint64_t doorbells;
+	uint64_t bad_cqes;
+	uint64_t interrupts;
 };
+
+/**
+ * nvq_queue_stats() - Read a queue's counters.
+ * @q: the queue.
+ * @st: filled with the counters (nothing happens if either is NULL).
+ */
 void nvq_queue_stats(const struct nvq_queue *q, struct nvq_queue_stats *st);
 
 /* ------------------------------------------------------------------ */
 /* CPU latency QoS (knobs and statistics: nvq/qos.h)                   */
 /* ------------------------------------------------------------------ */
 
-/*
- * The QoS state of @ctrl, for nvq_qos_set_limit(), nvq_qos_set_timeout()
- * and nvq_qos_info(). Valid until nvq_close(); NULL for a NULL @ctrl.
+/**
+ * nvq_ctrl_qos() - The QoS state of a controller.
+ * @ctrl: the controller.
+ *
+ * For nvq_qos_set_limit(), nvq_qos_set_timeout() and nvq_qos_info().
+ *
+ * Return: the QoS state, valid until nvq_close(); NULL for a NULL @ctrl.
  */
 struct nvq_qos_ctrl *nvq_ctrl_qos(struct nvq_ctrl *ctrl);
 
-/*
- * The QoS activity of queue @q, for nvq_qos_queue_stats(): NULL for poll
- * mode queues, which need no limit (the stats of NULL read all zero).
+/**
+ * nvq_queue_qos() - The QoS activity of a queue.
+ * @q: the queue.
+ *
+ * For nvq_qos_queue_stats().
+ *
+ * Return: the queue's QoS activity; NULL for poll mode queues, which need
+ * no limit (the stats of NULL read all zero).
  */
 struct nvq_qos_queue *nvq_queue_qos(struct nvq_queue *q);
 
@@ -216,66 +371,189 @@ struct nvq_qos_queue *nvq_queue_qos(struct nvq_queue *q);
 /* I/O                                                                 */
 /* ------------------------------------------------------------------ */
 
-/* Result of a command, passed to its callback. */
+/**
+ * struct nvq_cpl - Result of a command, passed to its callback.
+ * @err: 0, -EIO (NVMe error, see @status), -ECANCELED (aborted by SQ
+ *	deletion or cancelled at nvq_close()), ...
+ * @status: NVMe status field: SC 7:0 SCT 10:8 More DNR.
+ * @result: CQE DW0.
+ * @dw1: CQE DW1 (emu:stamp=1: the CQE posting time, ns).
+ */
 struct nvq_cpl {
-	int err; /* 0, -EIO (NVMe error, see status), -ECANCELED, ... */
-	uint16_t status; /* NVMe status field: SC 7:0 SCT 10:8 More DNR */
-	uint32_t result; /* CQE DW0 */
-	uint32_t dw1; /* CQE DW1 (emu:stamp=1: the CQE posting time, ns) */
+	int err;
+	uint16_t status;
+	uint32_t result;
+	uint32_t dw1;
 };
 
+/**
+ * typedef nvq_cb - Completion callback of a request.
+ * @arg: the @arg given at submission.
+ * @cpl: the request's result; valid during the call only.
+ *
+ * Runs exactly once per submitted request, with no library lock held: in
+ * the thread that calls nvq_poll() or nvq_wait(), on the completion
+ * thread in NVQ_MODE_THREAD, or in nvq_close() for requests that finish
+ * or are cancelled during shutdown.
+ * The request's command slots are free again when it runs, so it may
+ * submit.
+ */
 typedef void (*nvq_cb)(void *arg, const struct nvq_cpl *cpl);
 
 /* Submission flags */
 /* Force unit access. */
 #define NVQ_IO_FUA (1u << 0)
-/* More follows: defer the doorbell until nvq_queue_kick() or a submission
- * without this flag. */
+/*
+ * More follows: defer the doorbell until nvq_queue_kick() or a submission
+ * without this flag.
+ */
 #define NVQ_IO_MORE (1u << 1)
 
-/*
- * Submit a read or write of @nlb logical blocks at @slba of namespace
- * @nsid. @buf must lie in DMA memory (nvq_dma_alloc() or registered with
- * nvq_dma_register()) and be aligned to 4 bytes (the PRP rule); transfers
- * above MDTS are split into several commands and complete once.
- * Returns 0 once submitted, -EAGAIN when the queue has not enough free
- * command slots (reap and retry), -EINVAL / -ERANGE / -EFAULT for bad
- * requests (with a message). @cb runs exactly once for a submitted request.
+/**
+ * nvq_read() - Submit a read.
+ * @q: the queue (shared queues: any thread; exclusive: the owner).
+ * @nsid: the namespace.
+ * @buf: destination; must lie in DMA memory (nvq_dma_alloc() or registered
+ *	with nvq_dma_register()) and be aligned to 4 bytes (the PRP rule).
+ * @slba: first logical block.
+ * @nlb: number of logical blocks (at least 1).
+ * @flags: NVQ_IO_FUA, NVQ_IO_MORE.
+ * @cb: completion callback (not NULL).
+ * @arg: passed to @cb.
+ *
+ * Read @nlb logical blocks at @slba of namespace @nsid. Transfers above
+ * MDTS are split into several commands and complete once. @cb runs
+ * exactly once for a submitted request. No system call or allocation
+ * happens per request (docs/design.md, "The hot-path contract").
+ *
+ * Return: 0 once submitted; -EAGAIN when the queue has not enough free
+ * command slots (reap and retry); for bad requests, with a message:
+ * -EINVAL (NULL @q or @cb, unknown flags, misaligned @buf), -ENOENT
+ * (namespace not active), -ERANGE (blocks outside the namespace), -EFAULT
+ * (@buf not in DMA memory), -E2BIG (more commands than the queue has
+ * slots); -ENOMEM when no PRP list memory is left.
  */
 int nvq_read(struct nvq_queue *q, uint32_t nsid, void *buf, uint64_t slba,
 	     uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg);
+
+/**
+ * nvq_write() - Submit a write.
+ * @q: the queue (shared queues: any thread; exclusive: the owner).
+ * @nsid: the namespace.
+ * @buf: source; the same rules as for nvq_read().
+ * @slba: first logical block.
+ * @nlb: number of logical blocks (at least 1).
+ * @flags: NVQ_IO_FUA, NVQ_IO_MORE.
+ * @cb: completion callback (not NULL).
+ * @arg: passed to @cb.
+ *
+ * Write @nlb logical blocks at @slba of namespace @nsid, split above MDTS
+ * like nvq_read(). @cb runs exactly once for a submitted request.
+ *
+ * Return: as nvq_read().
+ */
 int nvq_write(struct nvq_queue *q, uint32_t nsid, const void *buf,
 	      uint64_t slba, uint32_t nlb, unsigned int flags, nvq_cb cb,
 	      void *arg);
-/* Flush the volatile write cache of @nsid. */
+
+/**
+ * nvq_flush() - Flush the volatile write cache of a namespace.
+ * @q: the queue.
+ * @nsid: the namespace, or NVQ_NSID_ALL for every namespace.
+ * @flags: NVQ_IO_MORE.
+ * @cb: completion callback (not NULL).
+ * @arg: passed to @cb.
+ *
+ * Return: 0 once submitted, -EAGAIN when the queue is full, -EINVAL,
+ * -ENOENT (namespace not active), -ENOTSUP when @nsid is NVQ_NSID_ALL and
+ * the controller does not take that (Identify Controller VWC.FB 10b).
+ */
 int nvq_flush(struct nvq_queue *q, uint32_t nsid, unsigned int flags, nvq_cb cb,
 	      void *arg);
-/* Write zeroes to @nlb blocks at @slba (no data transfer). */
+
+/**
+ * nvq_write_zeroes() - Write zeroes to a range of blocks.
+ * @q: the queue.
+ * @nsid: the namespace.
+ * @slba: first logical block.
+ * @nlb: number of logical blocks (at least 1).
+ * @flags: NVQ_IO_FUA, NVQ_IO_MORE.
+ * @cb: completion callback (not NULL).
+ * @arg: passed to @cb.
+ *
+ * Write zeroes to @nlb blocks at @slba (no data transfer), in commands of
+ * at most MDTS worth of blocks, as Linux sends them.
+ *
+ * Return: 0 once submitted, -EAGAIN when the queue is full, -EINVAL,
+ * -ENOENT, -ERANGE, -E2BIG as nvq_read(); -ENOTSUP when the controller
+ * has no Write Zeroes command.
+ */
 int nvq_write_zeroes(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 		     uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg);
-/* Deallocate (trim) @nlb blocks at @slba with Dataset Management. */
+
+/**
+ * nvq_deallocate() - Deallocate (trim) a range of blocks.
+ * @q: the queue.
+ * @nsid: the namespace.
+ * @slba: first logical block.
+ * @nlb: number of logical blocks (at least 1).
+ * @flags: NVQ_IO_MORE.
+ * @cb: completion callback (not NULL).
+ * @arg: passed to @cb.
+ *
+ * Deallocate @nlb blocks at @slba with Dataset Management (one range).
+ *
+ * Return: 0 once submitted, -EAGAIN when the queue is full, -EINVAL,
+ * -ENOENT, -ERANGE as nvq_read(); -ENOTSUP when the controller has no
+ * Dataset Management; -ENOMEM when no DMA memory is left for the range.
+ */
 int nvq_deallocate(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 		   uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg);
 
-/* Ring the SQ doorbell for commands submitted with NVQ_IO_MORE. */
+/**
+ * nvq_queue_kick() - Ring the SQ doorbell for deferred commands.
+ * @q: the queue; NULL is a no-op.
+ *
+ * Tell the device about commands submitted with NVQ_IO_MORE.
+ */
 void nvq_queue_kick(struct nvq_queue *q);
 
-/*
- * Reap up to @max completions (0 = no limit) and run their callbacks in
- * the calling thread. Returns the number reaped, or a negative errno.
- * Not allowed on NVQ_MODE_THREAD queues (-EINVAL).
+/**
+ * nvq_poll() - Reap completions without sleeping.
+ * @q: the queue (shared queues: any thread).
+ * @max: most completions to reap; 0 = no limit.
+ *
+ * Reap up to @max completions and run their callbacks in the calling
+ * thread. Not allowed on NVQ_MODE_THREAD queues.
+ *
+ * Return: the number reaped, or a negative errno: -EINVAL for a NULL @q
+ * or an NVQ_MODE_THREAD queue.
  */
 int nvq_poll(struct nvq_queue *q, unsigned int max);
 
-/*
- * Reap completions, sleeping on the queue's interrupt until at least
- * @min_cpl were reaped or @timeout_ms passed (-1 = forever). Returns the
- * number reaped (maybe fewer than @min_cpl on timeout), or a negative
- * errno. Works in NVQ_MODE_WAIT; in NVQ_MODE_POLL it spins.
+/**
+ * nvq_wait() - Reap completions, sleeping on the queue's interrupt.
+ * @q: the queue (shared queues: any thread).
+ * @min_cpl: return once at least this many were reaped.
+ * @timeout_ms: longest wait in ms; -1 = forever, 0 = do not wait.
+ *
+ * Reap completions and run their callbacks in the calling thread,
+ * sleeping on the queue's interrupt until at least @min_cpl were reaped
+ * or @timeout_ms passed. Works in NVQ_MODE_WAIT; in NVQ_MODE_POLL it
+ * spins (yielding the CPU).
+ *
+ * Return: the number reaped (maybe fewer than @min_cpl on timeout), or a
+ * negative errno: -EINVAL for a NULL @q or an NVQ_MODE_THREAD queue.
  */
 int nvq_wait(struct nvq_queue *q, unsigned int min_cpl, int timeout_ms);
 
-/* Number of commands submitted on @q whose callbacks have not run yet. */
+/**
+ * nvq_queue_inflight() - Requests whose callbacks have not run yet.
+ * @q: the queue.
+ *
+ * Return: the number of requests submitted on @q whose callbacks have not
+ * run yet; 0 for a NULL @q.
+ */
 unsigned int nvq_queue_inflight(const struct nvq_queue *q);
 
 /*
@@ -284,22 +562,104 @@ unsigned int nvq_queue_inflight(const struct nvq_queue *q);
  * use the calling CPU's queue and any buffer (bounce-buffered when @buf is
  * not DMA memory). Not for the hot path.
  */
+
+/**
+ * nvq_read_sync() - Read and wait.
+ * @ctrl: the controller; the calling CPU's queue is used.
+ * @nsid: the namespace.
+ * @buf: destination, any memory (bounce-buffered when not DMA memory).
+ * @slba: first logical block.
+ * @nlb: number of logical blocks.
+ * @status: set to the NVMe status (may be NULL).
+ *
+ * Synchronous helper: submits, waits for completion. Not for the hot path.
+ *
+ * Return: 0; -EIO with *@status set to the NVMe status; or a negative
+ * errno: -ENODEV (NULL @ctrl or no I/O queues), -ENOENT, -ERANGE,
+ * -EINVAL (NULL @buf), -ENOMEM (no bounce buffer), -ECANCELED.
+ */
 int nvq_read_sync(struct nvq_ctrl *ctrl, uint32_t nsid, void *buf,
 		  uint64_t slba, uint32_t nlb, uint16_t *status);
+
+/**
+ * nvq_write_sync() - Write and wait.
+ * @ctrl: the controller; the calling CPU's queue is used.
+ * @nsid: the namespace.
+ * @buf: source, any memory (bounce-buffered when not DMA memory).
+ * @slba: first logical block.
+ * @nlb: number of logical blocks.
+ * @status: set to the NVMe status (may be NULL).
+ *
+ * Synchronous helper: submits, waits for completion. Not for the hot path.
+ *
+ * Return: as nvq_read_sync().
+ */
 int nvq_write_sync(struct nvq_ctrl *ctrl, uint32_t nsid, const void *buf,
 		   uint64_t slba, uint32_t nlb, uint16_t *status);
+
+/**
+ * nvq_flush_sync() - Flush and wait.
+ * @ctrl: the controller; the calling CPU's queue is used.
+ * @nsid: the namespace, or NVQ_NSID_ALL.
+ * @status: set to the NVMe status (may be NULL).
+ *
+ * Synchronous nvq_flush(). Not for the hot path.
+ *
+ * Return: 0; -EIO with *@status set; or a negative errno as nvq_flush(),
+ * -ENODEV for a NULL @ctrl or no I/O queues.
+ */
 int nvq_flush_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint16_t *status);
+
+/**
+ * nvq_write_zeroes_sync() - Write zeroes and wait.
+ * @ctrl: the controller; the calling CPU's queue is used.
+ * @nsid: the namespace.
+ * @slba: first logical block.
+ * @nlb: number of logical blocks.
+ * @status: set to the NVMe status (may be NULL).
+ *
+ * Synchronous nvq_write_zeroes(), for any number of blocks. Not for the
+ * hot path.
+ *
+ * Return: 0; -EIO with *@status set; or a negative errno as
+ * nvq_write_zeroes(), -ENODEV for a NULL @ctrl or no I/O queues.
+ */
 int nvq_write_zeroes_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
 			  uint32_t nlb, uint16_t *status);
+
+/**
+ * nvq_deallocate_sync() - Deallocate and wait.
+ * @ctrl: the controller; the calling CPU's queue is used.
+ * @nsid: the namespace.
+ * @slba: first logical block.
+ * @nlb: number of logical blocks.
+ * @status: set to the NVMe status (may be NULL).
+ *
+ * Synchronous nvq_deallocate(). Not for the hot path.
+ *
+ * Return: 0; -EIO with *@status set; or a negative errno as
+ * nvq_deallocate(), -ENODEV for a NULL @ctrl or no I/O queues.
+ */
 int nvq_deallocate_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
 			uint32_t nlb, uint16_t *status);
 
-/*
- * Admin passthrough: send @cmd (CID and PRPs are filled in by nvq) with an
- * optional data buffer of @len bytes (any memory; nvq bounces it). Data
- * direction follows the opcode's low two bits as the specification defines
- * (01b host to controller, 10b controller to host). Returns 0, a negative
- * errno, or -EIO with *@status set. *@result (may be NULL) gets CQE DW0.
+/**
+ * nvq_admin() - Admin command passthrough.
+ * @ctrl: the controller.
+ * @cmd: the command; CID and PRPs are filled in by nvq.
+ * @buf: optional data buffer, any memory (nvq bounces it).
+ * @len: bytes of @buf; 0 for none.
+ * @result: set to CQE DW0 (may be NULL).
+ * @status: set to the NVMe status (may be NULL).
+ *
+ * Send @cmd and wait for it, one admin command at a time per controller.
+ * Data direction follows the opcode's low two bits as the specification
+ * defines (01b host to controller, 10b controller to host).
+ *
+ * Return: 0; -EIO with *@status set; or a negative errno: -EINVAL (NULL
+ * @ctrl or @cmd, a buffer for an opcode without data, @len above the
+ * maximum transfer), -ENOMEM, -ETIMEDOUT, -EBUSY (every admin slot is held
+ * by a timed-out command), -ENODEV (controller gone).
  */
 int nvq_admin(struct nvq_ctrl *ctrl, const struct nvq_sqe *cmd, void *buf,
 	      size_t len, uint32_t *result, uint16_t *status);
@@ -308,15 +668,45 @@ int nvq_admin(struct nvq_ctrl *ctrl, const struct nvq_sqe *cmd, void *buf,
 /* DMA memory                                                          */
 /* ------------------------------------------------------------------ */
 
-/*
- * Allocate @len bytes of DMA memory (page aligned, zeroed, pinned where the
- * transport needs it) on NUMA node @node (-1: the controller's node).
+/**
+ * nvq_dma_alloc() - Allocate DMA memory.
+ * @ctrl: the controller.
+ * @len: bytes (> 0).
+ * @node: NUMA node; -1 = the controller's node.
+ *
+ * Allocate @len bytes of DMA memory (page aligned, zeroed, pinned where
+ * the transport needs it) on NUMA node @node.
+ *
+ * Return: the memory, or NULL with a message.
  */
 void *nvq_dma_alloc(struct nvq_ctrl *ctrl, size_t len, int node);
+
+/**
+ * nvq_dma_free() - Free memory from nvq_dma_alloc().
+ * @ctrl: the controller.
+ * @buf: the memory; NULL is a no-op.
+ */
 void nvq_dma_free(struct nvq_ctrl *ctrl, void *buf);
 
-/* Make caller memory usable for I/O, and undo it. */
+/**
+ * nvq_dma_register() - Make caller memory usable for I/O.
+ * @ctrl: the controller.
+ * @buf: start of the memory (any alignment; whole pages get mapped).
+ * @len: bytes.
+ *
+ * Return: 0; -EINVAL for NULL or empty buffers; -EEXIST when a page of it
+ * is already mapped by another allocation or registration (regions may
+ * not share a page); -ENOMEM, -EPERM, -ENOSPC when mapping fails.
+ */
 int nvq_dma_register(struct nvq_ctrl *ctrl, void *buf, size_t len);
+
+/**
+ * nvq_dma_unregister() - Undo nvq_dma_register().
+ * @ctrl: the controller.
+ * @buf: the start of a registered buffer.
+ *
+ * Return: 0, or -EINVAL when @buf is not the start of a registration.
+ */
 int nvq_dma_unregister(struct nvq_ctrl *ctrl, void *buf);
 
 #ifdef __cplusplus

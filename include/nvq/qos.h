@@ -12,6 +12,9 @@
  *
  * Without permission to change PM QoS settings, nothing is applied, I/O is
  * unaffected, and nvq_qos_info() says why.
+ *
+ * The comments are kernel-doc; docs/design.md ("The QoS hook") describes
+ * how queues drive the limits.
  */
 #ifndef NVQ_QOS_H
 #define NVQ_QOS_H
@@ -36,69 +39,116 @@ struct nvq_qos_queue;
 #define NVQ_QOS_TIMEOUT_MS_DEFAULT 3
 #define NVQ_QOS_TIMEOUT_MS_MAX 60000
 
-/*
- * Parse a cpu_lat_limit_us value as given on a command line: "off" or "-1",
- * "auto", "n/a" or "0" (no idle at all), or a number of microseconds.
- * Returns 0 and sets *@limit_us, or -EINVAL with a message.
+/**
+ * nvq_qos_parse_limit() - Parse a cpu_lat_limit_us value.
+ * @s: the value as given on a command line: "off" or "-1", "auto", "n/a"
+ *	or "0" (no idle at all), or a number of microseconds (at most
+ *	NVQ_QOS_LIMIT_MAX).
+ * @limit_us: set on success.
+ *
+ * Return: 0 with *@limit_us set, or -EINVAL with a message.
  */
 int nvq_qos_parse_limit(const char *s, int *limit_us);
 
-/*
- * Set the controller's cpu_lat_limit_us: NVQ_QOS_OFF, NVQ_QOS_AUTO, 0 (the
- * CPUs may not idle at all) or N microseconds of allowed resume latency.
- * Active queues switch to the new limit (or release theirs) at once. When
- * nvq cannot apply limits (no permission), returns 0 all the same, keeps
- * the setting and leaves the reason in nvq_errmsg() and nvq_qos_info().
- * -EINVAL for values out of range.
+/**
+ * nvq_qos_set_limit() - Set a controller's cpu_lat_limit_us.
+ * @qc: the controller's QoS state (nvq_ctrl_qos()).
+ * @limit_us: NVQ_QOS_OFF, NVQ_QOS_AUTO, 0 (the CPUs may not idle at all)
+ *	or N microseconds of allowed resume latency.
+ *
+ * Active queues switch to the new limit (or release theirs) at once. Any
+ * thread, at any time.
+ *
+ * Return: 0, also when nvq cannot apply limits (no permission): the
+ * setting is kept and the reason left in nvq_errmsg() and nvq_qos_info().
+ * -EINVAL for values out of range or a NULL @qc.
  */
 int nvq_qos_set_limit(struct nvq_qos_ctrl *qc, int limit_us);
 
-/*
- * Set cpu_lat_timeout_ms (1..NVQ_QOS_TIMEOUT_MS_MAX, default 3): a queue
- * that saw no submission for this long releases its limit; the release
- * happens within timeout + one timeout period after the last submission.
+/**
+ * nvq_qos_set_timeout() - Set a controller's cpu_lat_timeout_ms.
+ * @qc: the controller's QoS state (nvq_ctrl_qos()).
+ * @timeout_ms: 1..NVQ_QOS_TIMEOUT_MS_MAX, default 3.
+ *
+ * A queue that saw no submission for this long releases its limit; the
+ * release happens within timeout + one timeout period after the last
+ * submission. Any thread, at any time.
+ *
+ * Return: 0, or -EINVAL for values out of range or a NULL @qc.
  */
 int nvq_qos_set_timeout(struct nvq_qos_ctrl *qc, unsigned int timeout_ms);
 
-/* Which mechanism carries the limits (process-wide). */
+/**
+ * enum nvq_qos_backend - Which mechanism carries the limits (process-wide).
+ * @NVQ_QOS_BACKEND_SYSFS:
+ *	/sys/devices/system/cpu/cpuN/power/pm_qos_resume_latency_us per CPU;
+ *	CPUs without that file fall back to /dev/cpu_dma_latency.
+ * @NVQ_QOS_BACKEND_DMA_LATENCY: /dev/cpu_dma_latency only: one limit for
+ *	all CPUs (the strictest of all requests), held while nvq keeps the
+ *	device open.
+ */
 enum nvq_qos_backend {
-	/* /sys/devices/system/cpu/cpuN/power/pm_qos_resume_latency_us per
-	 * CPU; CPUs without that file fall back to /dev/cpu_dma_latency. */
 	NVQ_QOS_BACKEND_SYSFS = 0,
-	/* /dev/cpu_dma_latency only: one limit for all CPUs (the strictest
-	 * of all requests), held while nvq keeps the device open. */
 	NVQ_QOS_BACKEND_DMA_LATENCY = 1,
 };
 
-/*
- * Choose the backend. Only while no limit is held anywhere in the process
- * (-EBUSY otherwise).
+/**
+ * nvq_qos_set_backend() - Choose the backend.
+ * @backend: the mechanism for all limits of the process.
+ *
+ * Only while no limit is held anywhere in the process.
+ *
+ * Return: 0; -EBUSY while a limit is held; -EINVAL for an unknown
+ * @backend.
  */
 int nvq_qos_set_backend(enum nvq_qos_backend backend);
 
-/* What a controller's QoS setting amounts to, see nvq_qos_info(). */
+/**
+ * struct nvq_qos_info - What a controller's QoS setting amounts to.
+ * @limit_us: as set: NVQ_QOS_OFF, NVQ_QOS_AUTO or microseconds.
+ * @effective_us: what queues request: NVQ_QOS_OFF or >= 0.
+ * @timeout_ms: cpu_lat_timeout_ms.
+ * @backend: "sysfs" or "cpu_dma_latency".
+ * @reason: for "auto": what was picked and why.
+ * @status: "" or why limits could not be applied.
+ *
+ * Filled by nvq_qos_info().
+ */
 struct nvq_qos_info {
-	int limit_us; /* as set: NVQ_QOS_OFF, NVQ_QOS_AUTO or microseconds */
-	int effective_us; /* what queues request: NVQ_QOS_OFF or >= 0 */
+	int limit_us;
+	int effective_us;
 	unsigned int timeout_ms;
-	char backend[24]; /* "sysfs" or "cpu_dma_latency" */
-	char reason[256]; /* for "auto": what was picked and why */
-	char status[256]; /* "" or why limits could not be applied */
+	char backend[24];
+	char reason[256];
+	char status[256];
 };
 
-/* Fill @info for controller @qc. */
+/**
+ * nvq_qos_info() - Describe a controller's QoS setting.
+ * @qc: the controller's QoS state (NULL: the defaults and the backend).
+ * @info: filled with the setting, the backend and its status.
+ */
 void nvq_qos_info(const struct nvq_qos_ctrl *qc, struct nvq_qos_info *info);
 
-/* Per-queue QoS counters. */
+/**
+ * struct nvq_qos_stats - Per-queue QoS counters.
+ * @applies: idle -> active transitions that placed a limit.
+ * @releases: limits dropped (timeout, knob change, close).
+ * @held_ns: total time a limit was held, the current period included.
+ * @active: a limit is held right now.
+ */
 struct nvq_qos_stats {
-	uint64_t applies; /* idle -> active transitions that placed a limit */
-	uint64_t releases; /* limits dropped (timeout, knob change, close) */
-	uint64_t held_ns; /* total time a limit was held, the current
-			   * period included */
-	bool active; /* a limit is held right now */
+	uint64_t applies;
+	uint64_t releases;
+	uint64_t held_ns;
+	bool active;
 };
 
-/* Fill @st for queue @qq (all zero when @qq is NULL). */
+/**
+ * nvq_qos_queue_stats() - Read a queue's QoS counters.
+ * @qq: the queue's QoS activity (nvq_queue_qos()).
+ * @st: filled with the counters (all zero when @qq is NULL).
+ */
 void nvq_qos_queue_stats(const struct nvq_qos_queue *qq,
 			 struct nvq_qos_stats *st);
 
