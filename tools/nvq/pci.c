@@ -328,11 +328,31 @@ static void load_driver(const char *mod)
 		waitpid(pid, NULL, 0);
 }
 
+/* The device directory of the controller named by @arg, or a failure. */
+static int nvme_device(const char *arg, char *bdf, size_t blen, char *dev,
+		       size_t dlen)
+{
+	char cls[32];
+
+	if (!parse_bdf(arg, bdf, blen))
+		return usage_error(find_cmd("setup"),
+				   "'%s' is not a PCI address (DDDD:BB:DD.F, "
+				   "as 'nvq list' shows)",
+				   arg);
+	if (!path_join(dev, dlen, pci_root(), bdf) ||
+	    !read_line(dev, "class", cls, sizeof(cls)))
+		return fail("no PCI device %s (see 'nvq list')", bdf);
+	if (strtoul(cls, NULL, 16) != 0x010802)
+		return fail("%s is not an NVMe controller (class %s)", bdf,
+			    cls);
+	return CONTINUE;
+}
+
 /*
  * Move the device at @dev to the driver @drv ("" = whatever matches):
  * driver_override, unbind, drivers_probe - the kernel's documented way.
  */
-static int rebind(const char *bdf, const char *dev, const char *drv)
+static int move_device(const char *bdf, const char *dev, const char *drv)
 {
 	char old[64], probe[PATH_MAX];
 	int ret;
@@ -358,42 +378,11 @@ static int rebind(const char *bdf, const char *dev, const char *drv)
 	return EXIT_OK;
 }
 
-/* The device directory of the controller named by @arg, or a failure. */
-static int nvme_device(const char *arg, char *bdf, size_t blen, char *dev,
-		       size_t dlen)
+/* What keeps vfio-pci from taking the controller, EXIT_OK if nothing. */
+static int vfio_may_take(const char *bdf, const char *dev, const char *grp)
 {
-	char cls[32];
+	char busy[256];
 
-	if (!parse_bdf(arg, bdf, blen))
-		return usage_error(find_cmd("setup"),
-				   "'%s' is not a PCI address (DDDD:BB:DD.F, "
-				   "as 'nvq list' shows)",
-				   arg);
-	if (!path_join(dev, dlen, pci_root(), bdf) ||
-	    !read_line(dev, "class", cls, sizeof(cls)))
-		return fail("no PCI device %s (see 'nvq list')", bdf);
-	if (strtoul(cls, NULL, 16) != 0x010802)
-		return fail("%s is not an NVMe controller (class %s)", bdf,
-			    cls);
-	return CONTINUE;
-}
-
-int run_setup(struct args *a)
-{
-	char bdf[32], dev[PATH_MAX], drv[64], grp[32], busy[256];
-	int rc;
-
-	rc = nvme_device(a->pos[0], bdf, sizeof(bdf), dev, sizeof(dev));
-	if (rc != CONTINUE)
-		return rc;
-	link_base(dev, "driver", drv, sizeof(drv));
-	link_base(dev, "iommu_group", grp, sizeof(grp));
-	if (!strcmp(drv, "vfio-pci")) {
-		printf("%s: already bound to vfio-pci (IOMMU group %s); open "
-		       "it as vfio:%s\n",
-		       bdf, grp, bdf);
-		return EXIT_OK;
-	}
 	if (!strcmp(grp, "none"))
 		return fail("%s has no IOMMU group: the IOMMU is off; enable "
 			    "VT-d/AMD-Vi in the firmware and boot with "
@@ -402,36 +391,15 @@ int run_setup(struct args *a)
 	if (ns_in_use(dev, busy, sizeof(busy)))
 		return fail("%s is in use by the kernel: %s; unmount it first",
 			    bdf, busy);
-	load_driver("vfio-pci");
-	rc = rebind(bdf, dev, "vfio-pci");
-	if (rc)
-		return rc;
-	link_base(dev, "driver", drv, sizeof(drv));
-	if (strcmp(drv, "vfio-pci"))
-		return fail("%s: vfio-pci did not take it (driver: %s); is "
-			    "vfio-pci loaded? dmesg tells why",
-			    bdf, drv);
-	printf("%s: bound to vfio-pci; IOMMU group %s (/dev/vfio/%s); open "
-	       "it as vfio:%s\n",
-	       bdf, grp, grp, bdf);
 	return EXIT_OK;
 }
 
-int run_reset(struct args *a)
+/* What keeps the driver @drv from letting go, EXIT_OK if nothing. */
+static int may_release(const char *bdf, const char *drv, const char *grp)
 {
-	char bdf[32], dev[PATH_MAX], drv[64], grp[32], path[64], comm[64];
+	char path[64], comm[64];
 	long pid;
-	int rc;
 
-	rc = nvme_device(a->pos[0], bdf, sizeof(bdf), dev, sizeof(dev));
-	if (rc != CONTINUE)
-		return rc;
-	link_base(dev, "driver", drv, sizeof(drv));
-	link_base(dev, "iommu_group", grp, sizeof(grp));
-	if (!strcmp(drv, "nvme")) {
-		printf("%s: already bound to nvme\n", bdf);
-		return EXIT_OK;
-	}
 	/* Unbinding from vfio-pci blocks until its user lets go. */
 	snprintf(path, sizeof(path), "/dev/vfio/%s", grp);
 	if (!strcmp(drv, "vfio-pci") &&
@@ -439,15 +407,71 @@ int run_reset(struct args *a)
 		return fail("%s is in use: process %ld (%s) has %s open; stop "
 			    "it first",
 			    bdf, pid, comm, path);
-	load_driver("nvme");
-	rc = rebind(bdf, dev, "");
+	return EXIT_OK;
+}
+
+/*
+ * setup and reset: hand the controller named on the command line to
+ * @target, vfio-pci or the kernel's nvme. Leave it where it is if it is
+ * there already, refuse while something still uses it, and check after
+ * the move that @target took it: drivers_probe says nothing when no
+ * driver does.
+ */
+static int rebind(struct args *a, const char *target)
+{
+	bool to_vfio = !strcmp(target, "vfio-pci");
+	char bdf[32], dev[PATH_MAX], drv[64], grp[32];
+	int rc;
+
+	rc = nvme_device(a->pos[0], bdf, sizeof(bdf), dev, sizeof(dev));
+	if (rc != CONTINUE)
+		return rc;
+	link_base(dev, "driver", drv, sizeof(drv));
+	link_base(dev, "iommu_group", grp, sizeof(grp));
+	if (!strcmp(drv, target)) {
+		if (to_vfio)
+			printf("%s: already bound to vfio-pci (IOMMU group "
+			       "%s); open it as vfio:%s\n",
+			       bdf, grp, bdf);
+		else
+			printf("%s: already bound to %s\n", bdf, target);
+		return EXIT_OK;
+	}
+	rc = to_vfio ? vfio_may_take(bdf, dev, grp) :
+		       may_release(bdf, drv, grp);
+	if (rc)
+		return rc;
+	load_driver(target);
+	/* vfio-pci binds only what driver_override names it for; with the
+	 * override cleared nvme binds by class */
+	rc = move_device(bdf, dev, to_vfio ? target : "");
 	if (rc)
 		return rc;
 	link_base(dev, "driver", drv, sizeof(drv));
-	if (strcmp(drv, "nvme"))
-		return fail("%s: the nvme driver did not take it (driver: "
-			    "%s); is the nvme module available?",
-			    bdf, drv);
-	printf("%s: returned to the kernel's nvme driver\n", bdf);
+	if (strcmp(drv, target))
+		return to_vfio ? fail("%s: vfio-pci did not take it (driver: "
+				      "%s); is vfio-pci loaded? dmesg tells "
+				      "why",
+				      bdf, drv) :
+				 fail("%s: the nvme driver did not take it "
+				      "(driver: %s); is the nvme module "
+				      "available?",
+				      bdf, drv);
+	if (to_vfio)
+		printf("%s: bound to vfio-pci; IOMMU group %s (/dev/vfio/%s); "
+		       "open it as vfio:%s\n",
+		       bdf, grp, grp, bdf);
+	else
+		printf("%s: returned to the kernel's nvme driver\n", bdf);
 	return EXIT_OK;
+}
+
+int run_setup(struct args *a)
+{
+	return rebind(a, "vfio-pci");
+}
+
+int run_reset(struct args *a)
+{
+	return rebind(a, "nvme");
 }
