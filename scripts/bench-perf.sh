@@ -7,7 +7,7 @@
 # is printed with the load average at its start. Instruction counts do not.
 #
 # usage: scripts/bench-perf.sh [BUILD_DIR]   (default: build-bench, a
-#        release tree with the tests, which hold bench-emu; made if absent)
+#        release tree; made if absent)
 #   ROUNDS=N   rounds of the split-lock comparison (default 5)
 #   TIME=DUR   time per run (default 2s)
 set -eu
@@ -35,10 +35,10 @@ load
 
 echo
 echo "== 1. Emulated controller alone: 4 KiB reads, QD32, zero latency" \
-	"(tests/emu/bench_emu.c, 3 runs of 3 s)"
+	"(bench/emu.c, 3 runs of 3 s)"
 for i in 1 2 3; do
 	load
-	"$B/tests/emu/bench-emu" 3 32 "size=64M,idle_spin=1ms"
+	"$B/bench/bench-emu" 3 32 "size=64M,idle_spin=1ms"
 done
 
 echo

@@ -36,9 +36,9 @@ WHAT=${*:-1 2 3 4 5}
 if [ ! -f "$BUILD/build.ninja" ]; then
 	meson setup "$BUILD" --buildtype=release -Dtests=true >/dev/null
 fi
-ninja -C "$BUILD" tools/perf/nvq-perf tests/qos/qos-timeout-bench >/dev/null
+ninja -C "$BUILD" tools/perf/nvq-perf bench/qos-timeout-bench >/dev/null
 PERF=$BUILD/tools/perf/nvq-perf
-TBENCH=$BUILD/tests/qos/qos-timeout-bench
+TBENCH=$BUILD/bench/qos-timeout-bench
 
 if [ -z "${MEDIA:-}" ]; then
 	if "$PERF" -d emu:lat=nand --qd 1 --ios 1 >/dev/null 2>&1; then
