@@ -16,9 +16,9 @@
 /*
  * Read the text file @path (a sysfs attribute, a procfs value) into @buf
  * of @size bytes, without trailing newlines and spaces. Returns its
- * length, or a negative errno: -EOVERFLOW when the text does not fit
- * (a value cut short would read as another value), -EINVAL when it holds
- * a NUL byte. @buf is "" on error.
+ * length, or a negative errno: -EOVERFLOW when the file, newline
+ * included, does not fit (a value cut short would read as another value),
+ * -EINVAL when it holds a NUL byte. @buf is "" on error.
  */
 int nvq_sysfs_read(const char *path, char *buf, size_t size);
 
