@@ -575,8 +575,8 @@ unsigned int nvq_queue_inflight(const struct nvq_queue *q);
  * Synchronous helper: submits, waits for completion. Not for the hot path.
  *
  * Return: 0; -EIO with *@status set to the NVMe status; or a negative
- * errno: -ENODEV (NULL @ctrl or no I/O queues), -ENOENT, -ERANGE,
- * -EINVAL (NULL @buf), -ENOMEM (no bounce buffer), -ECANCELED.
+ * errno: -EINVAL (NULL @ctrl or @buf), -ENODEV (no I/O queues), -ENOENT,
+ * -ERANGE, -ENOMEM (no bounce buffer), -ECANCELED.
  */
 int nvq_read_sync(struct nvq_ctrl *ctrl, uint32_t nsid, void *buf,
 		  uint64_t slba, uint32_t nlb, uint16_t *status);
@@ -606,7 +606,8 @@ int nvq_write_sync(struct nvq_ctrl *ctrl, uint32_t nsid, const void *buf,
  * Synchronous nvq_flush(). Not for the hot path.
  *
  * Return: 0; -EIO with *@status set; or a negative errno as nvq_flush(),
- * -ENODEV for a NULL @ctrl or no I/O queues.
+ * -EINVAL for a NULL @ctrl,
+ * -ENODEV when it has no I/O queues.
  */
 int nvq_flush_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint16_t *status);
 
@@ -622,7 +623,8 @@ int nvq_flush_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint16_t *status);
  * hot path.
  *
  * Return: 0; -EIO with *@status set; or a negative errno as
- * nvq_write_zeroes(), -ENODEV for a NULL @ctrl or no I/O queues.
+ * nvq_write_zeroes(), -EINVAL for a NULL @ctrl,
+ * -ENODEV when it has no I/O queues.
  */
 int nvq_write_zeroes_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
 			  uint32_t nlb, uint16_t *status);
@@ -638,7 +640,8 @@ int nvq_write_zeroes_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
  * Synchronous nvq_deallocate(). Not for the hot path.
  *
  * Return: 0; -EIO with *@status set; or a negative errno as
- * nvq_deallocate(), -ENODEV for a NULL @ctrl or no I/O queues.
+ * nvq_deallocate(), -EINVAL for a NULL @ctrl,
+ * -ENODEV when it has no I/O queues.
  */
 int nvq_deallocate_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
 			uint32_t nlb, uint16_t *status);

@@ -126,7 +126,7 @@ struct nvq_qos_info {
 /**
  * nvq_qos_info() - Describe a controller's QoS setting.
  * @qc: the controller's QoS state (NULL: the defaults and the backend).
- * @info: filled with the setting, the backend and its status.
+ * @info: filled with the setting, the backend and its status (NULL: no-op).
  */
 void nvq_qos_info(const struct nvq_qos_ctrl *qc, struct nvq_qos_info *info);
 
@@ -147,7 +147,7 @@ struct nvq_qos_stats {
 /**
  * nvq_qos_queue_stats() - Read a queue's QoS counters.
  * @qq: the queue's QoS activity (nvq_queue_qos()).
- * @st: filled with the counters (all zero when @qq is NULL).
+ * @st: filled with the counters (all zero when @qq is NULL; NULL: no-op).
  */
 void nvq_qos_queue_stats(const struct nvq_qos_queue *qq,
 			 struct nvq_qos_stats *st);
