@@ -15,7 +15,6 @@
 #include <dirent.h>
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +32,7 @@
 
 #include "internal.h"
 #include "nvq/nvq.h"
+#include "sysfs.h"
 #include "transport.h"
 #include "vfio.h"
 
@@ -175,22 +175,13 @@ static int vfio_irq_fd(struct nvq_transport *t, unsigned int vector)
 /* First CPU of a list such as "0-3,8". */
 static int first_cpu(const char *path)
 {
-	char buf[64];
-	int fd, cpu;
-	ssize_t n;
+	/* a list can be long on a big machine; sysfs caps it at a page */
+	char buf[4096];
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (nvq_sysfs_read(path, buf, sizeof(buf)) <= 0 ||
+	    !isdigit((unsigned char)buf[0]))
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if (!isdigit((unsigned char)buf[0]))
-		return -1;
-	cpu = atoi(buf);
-	return cpu;
+	return atoi(buf);
 }
 
 /*
@@ -522,60 +513,6 @@ static const struct nvq_transport_ops vfio_ops = {
 /* URI                                                                  */
 /* ------------------------------------------------------------------ */
 
-/* Parse up to @max hex digits ending at a character of @end ("" = end
- * of string). */
-static bool hex_field(const char **s, unsigned int max_digits,
-		      unsigned long *out)
-{
-	const char *p = *s;
-	unsigned long v = 0;
-	unsigned int n = 0;
-
-	while (isxdigit((unsigned char)*p) && n < max_digits) {
-		int c = tolower((unsigned char)*p);
-
-		v = v * 16 +
-		    (unsigned long)(isdigit(c) ? c - '0' : c - 'a' + 10);
-		p++;
-		n++;
-	}
-	if (!n || isxdigit((unsigned char)*p))
-		return false;
-	*s = p;
-	*out = v;
-	return true;
-}
-
-static int parse_bdf(const char *s, size_t len, char *out, size_t out_len)
-{
-	char buf[32];
-	const char *p = buf;
-	unsigned long dom = 0, bus, dev, fn, a;
-	int colons = 0;
-	size_t i;
-
-	if (!len || len >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	for (i = 0; i < len; i++)
-		colons += buf[i] == ':';
-	if (colons == 2) {
-		if (!hex_field(&p, 4, &dom) || *p++ != ':')
-			return -EINVAL;
-	} else if (colons != 1) {
-		return -EINVAL;
-	}
-	if (!hex_field(&p, 2, &bus) || *p++ != ':' || !hex_field(&p, 2, &dev) ||
-	    *p++ != '.' || !hex_field(&p, 1, &fn) || *p)
-		return -EINVAL;
-	a = dev;
-	if (a > 0x1f || fn > 7)
-		return -EINVAL;
-	nvq_fmt(out, out_len, "%04lx:%02lx:%02lx.%lx", dom, bus, dev, fn);
-	return 0;
-}
-
 static bool parse_uint(const char *s, size_t len, unsigned long max,
 		       unsigned long *out)
 {
@@ -610,8 +547,8 @@ int nvq_vfio_parse(const char *params, struct nvq_vfio_params *p)
 	comma = strchr(s, ',');
 	end = comma ? comma : s + strlen(s);
 	slash = memchr(s, '/', (size_t)(end - s));
-	if (parse_bdf(s, (size_t)((slash ? slash : end) - s), p->bdf,
-		      sizeof(p->bdf)))
+	if (nvq_pci_parse_bdf(s, (size_t)((slash ? slash : end) - s), p->bdf,
+			      sizeof(p->bdf)))
 		return nvq_err(-EINVAL,
 			       "vfio: '%.*s' is not a PCI address (use "
 			       "DDDD:BB:DD.F, as lspci -D prints)",
@@ -670,43 +607,6 @@ int nvq_vfio_parse(const char *params, struct nvq_vfio_params *p)
 /* Open                                                                 */
 /* ------------------------------------------------------------------ */
 
-static int read_sysfs_ulong(const char *path, int base, long *out)
-{
-	char buf[64], *end;
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	errno = 0;
-	*out = strtol(buf, &end, base);
-	if (errno || end == buf)
-		return -EIO;
-	return 0;
-}
-
-/* The last path component of the symlink @path, "" if it is none. */
-static void link_name(const char *path, char *buf, size_t len)
-{
-	char target[PATH_MAX];
-	const char *slash;
-	ssize_t n;
-
-	buf[0] = '\0';
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n <= 0)
-		return;
-	target[n] = '\0';
-	slash = strrchr(target, '/');
-	nvq_fmt(buf, len, "%s", slash ? slash + 1 : target);
-}
-
 /* The vfio cdev of the device ("vfioN" under vfio-dev/), "" if none. */
 static void find_cdev(const char *dev_dir, char *buf, size_t len)
 {
@@ -741,14 +641,14 @@ static int check_device(const char *root, const char *bdf, const char *dir,
 			       "devices)",
 			       bdf);
 	nvq_fmt(path, sizeof(path), "%s/class", dir);
-	if (!read_sysfs_ulong(path, 16, &v) &&
+	if (!nvq_sysfs_read_long(path, 16, &v) &&
 	    (unsigned long)v != PCI_CLASS_NVME)
 		return nvq_err(-ENODEV,
 			       "vfio: %s is not an NVMe controller (PCI class "
 			       "%06lx, NVMe is %06x)",
 			       bdf, (unsigned long)v, PCI_CLASS_NVME);
 	nvq_fmt(path, sizeof(path), "%s/driver", dir);
-	link_name(path, name, sizeof(name));
+	nvq_sysfs_link_name(path, name, sizeof(name));
 	if (!name[0])
 		return nvq_err(-ENODEV,
 			       "vfio: %s is not bound to vfio-pci (it has no "
@@ -762,7 +662,7 @@ static int check_device(const char *root, const char *bdf, const char *dir,
 			       "gives it back)",
 			       bdf, name, bdf, bdf);
 	nvq_fmt(path, sizeof(path), "%s/iommu_group", dir);
-	link_name(path, name, sizeof(name));
+	nvq_sysfs_link_name(path, name, sizeof(name));
 	if (!name[0] || !isdigit((unsigned char)name[0]))
 		return nvq_err(-ENODEV,
 			       "vfio: %s has no IOMMU group: the IOMMU is off; "
@@ -917,7 +817,9 @@ int nvq_vfio_transport_open_at(const char *root, const char *params,
 		goto fail;
 
 	nvq_fmt(dir + strlen(dir), sizeof(dir) - strlen(dir), "/numa_node");
-	vt->t.numa_node = read_sysfs_ulong(dir, 10, &v) || v < 0 ? -1 : (int)v;
+	if (nvq_sysfs_read_long(dir, 10, &v) || v < 0)
+		v = -1; /* no NUMA, or the kernel does not know */
+	vt->t.numa_node = (int)v;
 	nvq_fmt(vt->t.name, sizeof(vt->t.name), "vfio:%s (%s)", vt->bdf,
 		vt->iommu.kind == NVQ_VFIO_IOMMU_IOMMUFD ? "iommufd" : "type1");
 	*out = &vt->t;

@@ -20,6 +20,7 @@
 #include <linux/vfio.h>
 
 #include "internal.h"
+#include "sysfs.h"
 #include "vfio.h"
 
 /*
@@ -160,18 +161,10 @@ static int open_dev(const char *path, const char *what, int *fd)
 /* The driver of @dev_path's device, "" if none. */
 static void driver_of(const char *dev_path, char *buf, size_t len)
 {
-	char link[PATH_MAX], target[PATH_MAX];
-	ssize_t n;
-	const char *slash;
+	char link[PATH_MAX];
 
-	buf[0] = '\0';
 	nvq_fmt(link, sizeof(link), "%s/driver", dev_path);
-	n = readlink(link, target, sizeof(target) - 1);
-	if (n <= 0)
-		return;
-	target[n] = '\0';
-	slash = strrchr(target, '/');
-	nvq_fmt(buf, len, "%s", slash ? slash + 1 : target);
+	nvq_sysfs_link_name(link, buf, len);
 }
 
 /*

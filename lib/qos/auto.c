@@ -32,17 +32,15 @@ struct idle_state {
 
 static int read_ulong(const char *path, unsigned long *v)
 {
-	char buf[32], *end;
+	long l;
 	int err;
 
-	err = nvq_qos_read_text(path, buf, sizeof(buf));
-	if (err < 0)
-		return err;
-	errno = 0;
-	*v = strtoul(buf, &end, 10);
-	if (errno || end == buf || *end)
-		return -EINVAL;
-	return 0;
+	err = nvq_sysfs_read_long(path, 10, &l);
+	if (!err && l < 0)
+		err = -EINVAL;
+	if (!err)
+		*v = (unsigned long)l;
+	return err;
 }
 
 /* States of the first CPU that has any; returns how many (0: none). */
@@ -65,8 +63,7 @@ static int read_states(const char *root, struct idle_state *st, int *cpu_out)
 				path, sizeof(path),
 				"%s/devices/system/cpu/cpu%d/cpuidle/state%d/name",
 				root, cpu, k);
-			if (nvq_qos_read_text(path, s->name, sizeof(s->name)) <
-			    0)
+			if (nvq_sysfs_read(path, s->name, sizeof(s->name)) < 0)
 				break;
 			snprintf(
 				path, sizeof(path),
@@ -117,11 +114,11 @@ int nvq_qos_auto_pick(const char *root, int *limit_us, char *reason, size_t len)
 		root = nvq_qos_be_root();
 	snprintf(path, sizeof(path),
 		 "%s/devices/system/cpu/cpuidle/current_governor", root);
-	if (nvq_qos_read_text(path, gov, sizeof(gov)) < 0) {
+	if (nvq_sysfs_read(path, gov, sizeof(gov)) < 0) {
 		snprintf(path, sizeof(path),
 			 "%s/devices/system/cpu/cpuidle/current_governor_ro",
 			 root);
-		if (nvq_qos_read_text(path, gov, sizeof(gov)) < 0)
+		if (nvq_sysfs_read(path, gov, sizeof(gov)) < 0)
 			gov[0] = '\0';
 	}
 

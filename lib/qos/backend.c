@@ -142,27 +142,6 @@ static int write_raw(const char *path, const char *buf, size_t len)
 	return err;
 }
 
-int nvq_qos_read_text(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0) {
-		n = -errno;
-		close(fd);
-		return (int)n;
-	}
-	close(fd);
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return (int)n;
-}
-
 /* Parse a pm_qos_resume_latency_us text into a value; -EINVAL if odd. */
 static int parse_file_value(const char *s, int32_t *us)
 {
@@ -446,7 +425,7 @@ static int file_set(int cpu, struct cpu_file *f, int32_t value)
 		return -EIO;
 	if (!f->have_saved) {
 		file_path(cpu, f->path, sizeof(f->path));
-		err = nvq_qos_read_text(f->path, buf, sizeof(buf));
+		err = nvq_sysfs_read(f->path, buf, sizeof(buf));
 		if (err < 0)
 			goto no_file;
 		if (parse_file_value(buf, &f->saved_us)) {

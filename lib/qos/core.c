@@ -12,7 +12,6 @@
  * per burst and per timer tick, never per I/O.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -773,32 +772,4 @@ int nvq_qos_parse_cpulist(const char *s, cpu_set_t *set)
 bad:
 	CPU_ZERO(set);
 	return nvq_err(-EINVAL, "bad CPU list near \"%.16s\"", s);
-}
-
-int nvq_qos_irq_cpus(unsigned int irq, cpu_set_t *set)
-{
-	static const char *const names[] = { "effective_affinity_list",
-					     "smp_affinity_list" };
-	char path[64], buf[1024];
-	unsigned int i;
-	ssize_t n;
-	int fd, err = -ENOENT;
-
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		snprintf(path, sizeof(path), "/proc/irq/%u/%s", irq, names[i]);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			err = -errno;
-			continue;
-		}
-		n = read(fd, buf, sizeof(buf) - 1);
-		err = n < 0 ? -errno : 0;
-		close(fd);
-		if (n < 0)
-			continue;
-		buf[n] = '\0';
-		return nvq_qos_parse_cpulist(buf, set);
-	}
-	return nvq_err(err, "cannot read the affinity of IRQ %u: %s", irq,
-		       strerror(-err));
 }

@@ -22,6 +22,7 @@
 
 #include "nvq/qos.h"
 #include "internal.h"
+#include "sysfs.h"
 
 /* Value of "no request" on a CPU; stricter limits are smaller. */
 #define NVQ_QOS_NONE INT32_MAX
@@ -113,12 +114,6 @@ static inline void nvq_qos_note_cpu(struct nvq_qos_queue *qq, int cpu)
 int nvq_qos_parse_cpulist(const char *s, cpu_set_t *set);
 
 /*
- * The CPUs that take host interrupt @irq
- * (/proc/irq/N/effective_affinity_list, else smp_affinity_list).
- */
-int nvq_qos_irq_cpus(unsigned int irq, cpu_set_t *set);
-
-/*
  * Point the PM QoS and cpuidle files at @root instead of "/sys" (NULL: back
  * to the default, which is $NVQ_SYSFS_ROOT if set, else "/sys"). Under an
  * overridden root nvq never falls back to the real /dev/cpu_dma_latency.
@@ -197,10 +192,13 @@ const char *nvq_qos_be_status(void);
 const char *nvq_qos_be_root(void);
 
 /*
- * Read a small sysfs text file into @buf without trailing newlines or
- * spaces. Returns its length or a negative errno.
+ * The library's sysfs reader (nvq_sysfs_read()), under the name the QoS
+ * tests read the files they check with.
  */
-int nvq_qos_read_text(const char *path, char *buf, size_t size);
+static inline int nvq_qos_read_text(const char *path, char *buf, size_t size)
+{
+	return nvq_sysfs_read(path, buf, size);
+}
 /* Configuration; the caller checked that no limit is held. */
 int nvq_qos_be_set_kind(enum nvq_qos_backend kind);
 int nvq_qos_be_set_root(const char *root);
