@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sysfs.h"
 
 /* "@dir/@name" into @out; false when it does not fit. */
 static bool path_join(char *out, size_t len, const char *dir, const char *name)
@@ -35,31 +36,42 @@ static void copy_str(char *dst, size_t len, const char *src)
 	dst[n] = '\0';
 }
 
+static const char *pci_root(void)
+{
+	const char *root = getenv("NVQ_SYSFS_PCI");
+
+	return root && *root ? root : "/sys/bus/pci/devices";
+}
+
+/* The text of the attribute @dir/@name; false if none (or empty). */
 static bool read_line(const char *dir, const char *name, char *buf, size_t len)
 {
 	char path[PATH_MAX];
-	FILE *f;
-	bool ok;
 
-	if (!path_join(path, sizeof(path), dir, name))
-		return false;
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	ok = fgets(buf, (int)len, f) != NULL;
-	fclose(f);
-	if (ok)
-		buf[strcspn(buf, "\n")] = '\0';
-	return ok;
+	return path_join(path, sizeof(path), dir, name) &&
+	       nvq_sysfs_read(path, buf, len) > 0;
 }
 
+/* The hex number in the attribute @dir/@name, 0 if there is none. */
 static unsigned int read_hex(const char *dir, const char *name)
 {
-	char buf[32];
+	char path[PATH_MAX];
+	long v;
 
-	if (!read_line(dir, name, buf, sizeof(buf)))
+	if (!path_join(path, sizeof(path), dir, name) ||
+	    nvq_sysfs_read_long(path, 16, &v))
 		return 0;
-	return (unsigned int)strtoul(buf, NULL, 16);
+	return (unsigned int)v;
+}
+
+/* Last component of the symlink @dir/@name, "none" if there is none. */
+static void link_base(const char *dir, const char *name, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	if (!path_join(path, sizeof(path), dir, name) ||
+	    nvq_sysfs_link_name(path, buf, len) < 0)
+		copy_str(buf, len, "none");
 }
 
 /* Model, serial and firmware of a controller the kernel's nvme owns. */
@@ -95,29 +107,23 @@ static void pci_nvme_names(const char *dev, struct pci_nvme *p)
 	closedir(d);
 }
 
-/*
- * NVMe controllers (class 01h/08h/02h) in sysfs, sorted by address.
- * NVQ_SYSFS_PCI replaces /sys/bus/pci/devices (for tests).
- */
+/* NVMe controllers (class 01h/08h/02h) in sysfs, sorted by address. */
 int pci_scan(struct pci_nvme **out, size_t *nr)
 {
-	const char *root = getenv("NVQ_SYSFS_PCI");
+	const char *root = pci_root();
 	struct dirent **list;
 	struct pci_nvme *v = NULL;
 	size_t n = 0;
 	int entries;
 
-	if (!root || !*root)
-		root = "/sys/bus/pci/devices";
 	*out = NULL;
 	*nr = 0;
 	entries = scandir(root, &list, NULL, alphasort);
 	if (entries < 0)
 		return errno == ENOENT ? 0 : -errno;
 	for (int i = 0; i < entries; i++) {
-		char dev[PATH_MAX], link[PATH_MAX], target[PATH_MAX], cls[32];
+		char dev[PATH_MAX], cls[32];
 		struct pci_nvme *p, *nv;
-		ssize_t l;
 
 		if (list[i]->d_name[0] == '.' ||
 		    !path_join(dev, sizeof(dev), root, list[i]->d_name) ||
@@ -133,18 +139,7 @@ int pci_scan(struct pci_nvme **out, size_t *nr)
 		copy_str(p->bdf, sizeof(p->bdf), list[i]->d_name);
 		p->vendor = read_hex(dev, "vendor");
 		p->device = read_hex(dev, "device");
-		l = -1;
-		if (path_join(link, sizeof(link), dev, "driver"))
-			l = readlink(link, target, sizeof(target) - 1);
-		if (l > 0) {
-			target[l] = '\0';
-			copy_str(p->driver, sizeof(p->driver),
-				 strrchr(target, '/') ?
-					 strrchr(target, '/') + 1 :
-					 target);
-		} else {
-			copy_str(p->driver, sizeof(p->driver), "none");
-		}
+		link_base(dev, "driver", p->driver, sizeof(p->driver));
 		if (!strcmp(p->driver, "nvme"))
 			pci_nvme_names(dev, p);
 	}
@@ -157,31 +152,6 @@ int pci_scan(struct pci_nvme **out, size_t *nr)
 }
 
 /* --- setup / reset: hand a controller to vfio-pci and back ---------- */
-
-static const char *pci_root(void)
-{
-	const char *root = getenv("NVQ_SYSFS_PCI");
-
-	return root && *root ? root : "/sys/bus/pci/devices";
-}
-
-/* "0000:01:00.0" or "01:00.0" into the canonical form; false if not. */
-static bool parse_bdf(const char *s, char *out, size_t len)
-{
-	unsigned int d = 0, b, dev, f;
-	int n = -1;
-
-	if (sscanf(s, "%4x:%2x:%2x.%1x%n", &d, &b, &dev, &f, &n) != 4 || s[n]) {
-		n = -1;
-		d = 0;
-		if (sscanf(s, "%2x:%2x.%1x%n", &b, &dev, &f, &n) != 3 || s[n])
-			return false;
-	}
-	if (strchr(s, '-') || strchr(s, '+') || strchr(s, ' ') || dev > 0x1f ||
-	    f > 7)
-		return false;
-	return snprintf(out, len, "%04x:%02x:%02x.%x", d, b, dev, f) > 0;
-}
 
 static int write_attr(const char *dir, const char *name, const char *val)
 {
@@ -198,23 +168,6 @@ static int write_attr(const char *dir, const char *name, const char *val)
 	n = n < 0 ? -errno : 0;
 	close(fd);
 	return (int)n;
-}
-
-/* Last component of the symlink @dir/@name, "none" if there is none. */
-static void link_base(const char *dir, const char *name, char *buf, size_t len)
-{
-	char path[PATH_MAX], target[PATH_MAX];
-	ssize_t l = -1;
-
-	if (path_join(path, sizeof(path), dir, name))
-		l = readlink(path, target, sizeof(target) - 1);
-	if (l <= 0) {
-		copy_str(buf, len, "none");
-		return;
-	}
-	target[l] = '\0';
-	copy_str(buf, len,
-		 strrchr(target, '/') ? strrchr(target, '/') + 1 : target);
 }
 
 /* The PID of a process that holds @path open, 0 if none. */
@@ -334,7 +287,7 @@ static int nvme_device(const char *arg, char *bdf, size_t blen, char *dev,
 {
 	char cls[32];
 
-	if (!parse_bdf(arg, bdf, blen))
+	if (nvq_pci_parse_bdf(arg, strlen(arg), bdf, blen))
 		return usage_error(find_cmd("setup"),
 				   "'%s' is not a PCI address (DDDD:BB:DD.F, "
 				   "as 'nvq list' shows)",
