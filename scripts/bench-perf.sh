@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Every performance figure of docs/perf.md in one run: emulator throughput,
 # queue pair memory, driver instructions per I/O (callgrind), the
-# split-lock comparison (seed 002) and the media profiles with device time
+# split-lock comparison (sq_lock/cq_lock, docs/design.md) and the media profiles with device time
 # vs host overhead. Timing figures depend on the machine being quiet: each
 # is printed with the load average at its start. Instruction counts do not.
 #

@@ -3,9 +3,10 @@
  * O(1) pools of small fixed-size DMA blocks (PRP lists, DSM ranges), as
  * the kernel's dmapool: free blocks form a LIFO list threaded through the
  * blocks themselves; the pool grows by whole DMA chunks up to a limit.
- * A controller has one pool set per NUMA node (seed 004): each queue uses
- * the pools of its own node, so queues on different nodes never share a
- * pool lock or a cache line.
+ * A controller has one pool set per NUMA node, as Linux's 2025 "nvme/pci:
+ * make PRP list DMA pools per-NUMA-node" does (docs/design.md): each queue
+ * uses the pools of its own node, so queues on different nodes never share
+ * a pool lock or a cache line.
  */
 #ifndef NVQ_DMAPOOL_H
 #define NVQ_DMAPOOL_H

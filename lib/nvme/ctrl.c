@@ -131,7 +131,7 @@ static int enable(struct nvq_ctrl *c)
 	if (rc)
 		return rc;
 	/* As Linux does: 110b whenever the controller has I/O Command Sets;
-	 * scan_namespaces() then keeps the NVM ones. */
+	 * nvq_ctrl_scan_namespaces() then keeps the NVM ones. */
 	cc = NVQ_CC_EN | (c->iocss ? CC_CSS_ALL : NVQ_CC_CSS_NVM) |
 	     (0u << NVQ_CC_MPS_SHIFT) | NVQ_CC_AMS_RR | NVQ_CC_SHN_NONE |
 	     (NVQ_SQES_LOG2 << NVQ_CC_IOSQES_SHIFT) |

@@ -40,7 +40,7 @@ struct nvq_ns {
 	struct nvq_id_ns *id;
 };
 
-/* A synchronous admin command in flight (see ctrl.c). */
+/* A synchronous admin command in flight (see admin.c). */
 struct nvq_admin_ctx {
 	struct nvq_ctrl *ctrl;
 	bool busy;

@@ -6,7 +6,9 @@
  * The structure has a submission half and a completion half, each on its
  * own cache lines with its own lock (sq_lock, cq_lock): submitters never
  * take cq_lock and completers never take sq_lock, so submission and
- * completion on different CPUs do not serialise on each other (seed 002).
+ * completion on different CPUs do not serialise on each other (Jens Axboe's
+ * 2018 series "Split queue lock into submission/completion locks", Linux
+ * 4.18; docs/design.md).
  * Tags are shared by both sides through a lock-free stack (tags.h).
  *
  * Locking mode, chosen when the queue is created (checked once per batch):
