@@ -67,10 +67,6 @@ struct pci_nvme {
 /* The NVMe controllers in sysfs, sorted by address; 0 or -errno. */
 int pci_scan(struct pci_nvme **out, size_t *nr);
 
-/* main.c */
-
-const struct cmd *find_cmd(const char *name);
-
 /* The commands (main.c's table) */
 int run_list(struct args *a);
 int run_id_ctrl(struct args *a);

@@ -189,7 +189,7 @@ static const struct cmd commands[] = {
 };
 /* clang-format on */
 
-const struct cmd *find_cmd(const char *name)
+static const struct cmd *find_cmd(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (!strcmp(commands[i].name, name))

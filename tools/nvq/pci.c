@@ -281,14 +281,15 @@ static void load_driver(const char *mod)
 		waitpid(pid, NULL, 0);
 }
 
-/* The device directory of the controller named by @arg, or a failure. */
-static int nvme_device(const char *arg, char *bdf, size_t blen, char *dev,
+/* The device directory of the controller @a names, or a failure. */
+static int nvme_device(const struct args *a, char *bdf, size_t blen, char *dev,
 		       size_t dlen)
 {
+	const char *arg = a->pos[0];
 	char cls[32];
 
 	if (nvq_pci_parse_bdf(arg, strlen(arg), bdf, blen))
-		return usage_error(find_cmd("setup"),
+		return usage_error(a->cmd,
 				   "'%s' is not a PCI address (DDDD:BB:DD.F, "
 				   "as 'nvq list' shows)",
 				   arg);
@@ -376,7 +377,7 @@ static int rebind(struct args *a, const char *target)
 	char bdf[32], dev[PATH_MAX], drv[64], grp[32];
 	int rc;
 
-	rc = nvme_device(a->pos[0], bdf, sizeof(bdf), dev, sizeof(dev));
+	rc = nvme_device(a, bdf, sizeof(bdf), dev, sizeof(dev));
 	if (rc != CONTINUE)
 		return rc;
 	link_base(dev, "driver", drv, sizeof(drv));
