@@ -7,41 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "json.h"
-
-static int failures;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, \
-				__LINE__, #cond);                              \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
-
-#define CHECK_INT(a, b)                                                   \
-	do {                                                              \
-		long long a_ = (a), b_ = (b);                             \
-		if (a_ != b_) {                                           \
-			fprintf(stderr,                                   \
-				"%s:%d: %s == %s failed: %lld != %lld\n", \
-				__FILE__, __LINE__, #a, #b, a_, b_);      \
-			failures++;                                       \
-		}                                                         \
-	} while (0)
-
-#define CHECK_STR(a, b)                                                   \
-	do {                                                              \
-		const char *a_ = (a), *b_ = (b);                          \
-		if (strcmp(a_, b_)) {                                     \
-			fprintf(stderr,                                   \
-				"%s:%d: %s == %s failed:\n  got:  '%s'\n" \
-				"  want: '%s'\n",                         \
-				__FILE__, __LINE__, #a, #b, a_, b_);      \
-			failures++;                                       \
-		}                                                         \
-	} while (0)
 
 /* A writer into memory, so the output can be compared. */
 struct sink {
@@ -92,9 +59,9 @@ static void test_compact(void)
 	json_bool(&s.w, "f", false);
 	json_null(&s.w, "n");
 	json_end_object(&s.w);
-	CHECK_INT(sink_close(&s), 0);
-	CHECK_STR(s.buf, "{\"mn\":\"nvq\",\"nn\":1,\"lbafs\":[{\"ds\":12},7],"
-			 "\"empty\":{},\"t\":true,\"f\":false,\"n\":null}\n");
+	CHECK_EQ(sink_close(&s), 0);
+	CHECK_STREQ(s.buf, "{\"mn\":\"nvq\",\"nn\":1,\"lbafs\":[{\"ds\":12},7],"
+			   "\"empty\":{},\"t\":true,\"f\":false,\"n\":null}\n");
 	free(s.buf);
 }
 
@@ -114,18 +81,18 @@ static void test_pretty(void)
 	json_string(&s.w, "d", "e");
 	json_end_object(&s.w);
 	json_end_object(&s.w);
-	CHECK_INT(sink_close(&s), 0);
+	CHECK_EQ(sink_close(&s), 0);
 	/* the layout `python3 -m json.tool` prints */
-	CHECK_STR(s.buf, "{\n"
-			 "  \"a\": 1,\n"
-			 "  \"b\": [\n"
-			 "    -2,\n"
-			 "    []\n"
-			 "  ],\n"
-			 "  \"c\": {\n"
-			 "    \"d\": \"e\"\n"
-			 "  }\n"
-			 "}\n");
+	CHECK_STREQ(s.buf, "{\n"
+			   "  \"a\": 1,\n"
+			   "  \"b\": [\n"
+			   "    -2,\n"
+			   "    []\n"
+			   "  ],\n"
+			   "  \"c\": {\n"
+			   "    \"d\": \"e\"\n"
+			   "  }\n"
+			   "}\n");
 	free(s.buf);
 }
 
@@ -144,10 +111,10 @@ static void test_escapes(void)
 	json_string(&s.w, NULL, "");
 	json_end_array(&s.w);
 	json_begin_object(&s.w, NULL); /* a second document: refused */
-	CHECK_INT(sink_close(&s), -EINVAL);
-	CHECK_STR(s.buf, "[\"q\\\"b\\\\s/\",\"\\n\\r\\t\\b\\f\","
-			 "\"\\u0001\\u001f\\u007f\",\"gr\xc3\xbc\xc3\x9f\","
-			 "\"a\\u0000b\",\"\"]\n");
+	CHECK_EQ(sink_close(&s), -EINVAL);
+	CHECK_STREQ(s.buf, "[\"q\\\"b\\\\s/\",\"\\n\\r\\t\\b\\f\","
+			   "\"\\u0001\\u001f\\u007f\",\"gr\xc3\xbc\xc3\x9f\","
+			   "\"a\\u0000b\",\"\"]\n");
 	free(s.buf);
 
 	/* keys are escaped too */
@@ -155,8 +122,8 @@ static void test_escapes(void)
 	json_begin_object(&s.w, NULL);
 	json_uint(&s.w, "k\"\n", 0);
 	json_end_object(&s.w);
-	CHECK_INT(sink_close(&s), 0);
-	CHECK_STR(s.buf, "{\"k\\\"\\n\":0}\n");
+	CHECK_EQ(sink_close(&s), 0);
+	CHECK_STREQ(s.buf, "{\"k\\\"\\n\":0}\n");
 	free(s.buf);
 }
 
@@ -179,11 +146,11 @@ static void test_numbers(void)
 	json_fixed(&s.w, NULL, INFINITY, 1);
 	json_raw(&s.w, NULL, "340282366920938463463374607431768211455");
 	json_end_array(&s.w);
-	CHECK_INT(sink_close(&s), 0);
-	CHECK_STR(s.buf, "[18446744073709551615,-9223372036854775808,0.1,"
-			 "0.33333333333333331,1e+300,2.5,null,null,1.50,"
-			 "99.000000,null,"
-			 "340282366920938463463374607431768211455]\n");
+	CHECK_EQ(sink_close(&s), 0);
+	CHECK_STREQ(s.buf, "[18446744073709551615,-9223372036854775808,0.1,"
+			   "0.33333333333333331,1e+300,2.5,null,null,1.50,"
+			   "99.000000,null,"
+			   "340282366920938463463374607431768211455]\n");
 	free(s.buf);
 }
 
@@ -196,53 +163,53 @@ static void test_misuse(void)
 	json_begin_array(&s.w, NULL);
 	json_uint(&s.w, "k", 1);
 	json_end_array(&s.w);
-	CHECK_INT(sink_close(&s), -EINVAL);
-	CHECK_STR(s.buf, "[");
+	CHECK_EQ(sink_close(&s), -EINVAL);
+	CHECK_STREQ(s.buf, "[");
 	free(s.buf);
 
 	/* a value without a key inside an object */
 	sink_open(&s, false);
 	json_begin_object(&s.w, NULL);
 	json_uint(&s.w, NULL, 1);
-	CHECK_INT(sink_close(&s), -EINVAL);
+	CHECK_EQ(sink_close(&s), -EINVAL);
 	free(s.buf);
 
 	/* a key at the top level */
 	sink_open(&s, false);
 	json_uint(&s.w, "k", 1);
-	CHECK_INT(sink_close(&s), -EINVAL);
-	CHECK_STR(s.buf, "");
+	CHECK_EQ(sink_close(&s), -EINVAL);
+	CHECK_STREQ(s.buf, "");
 	free(s.buf);
 
 	/* unbalanced: an object left open */
 	sink_open(&s, false);
 	json_begin_object(&s.w, NULL);
-	CHECK_INT(sink_close(&s), -EINVAL);
+	CHECK_EQ(sink_close(&s), -EINVAL);
 	free(s.buf);
 
 	/* mismatched end */
 	sink_open(&s, false);
 	json_begin_object(&s.w, NULL);
 	json_end_array(&s.w);
-	CHECK_INT(sink_close(&s), -EINVAL);
+	CHECK_EQ(sink_close(&s), -EINVAL);
 	free(s.buf);
 
 	/* end without begin */
 	sink_open(&s, false);
 	json_end_object(&s.w);
-	CHECK_INT(sink_close(&s), -EINVAL);
+	CHECK_EQ(sink_close(&s), -EINVAL);
 	free(s.buf);
 
 	/* nothing written at all */
 	sink_open(&s, false);
-	CHECK_INT(sink_close(&s), -EINVAL);
+	CHECK_EQ(sink_close(&s), -EINVAL);
 	free(s.buf);
 
 	/* too deep */
 	sink_open(&s, false);
 	for (int i = 0; i < JSON_MAX_DEPTH + 1; i++)
 		json_begin_array(&s.w, NULL);
-	CHECK_INT(sink_close(&s), -E2BIG);
+	CHECK_EQ(sink_close(&s), -E2BIG);
 	free(s.buf);
 
 	/* exactly JSON_MAX_DEPTH is fine */
@@ -251,15 +218,15 @@ static void test_misuse(void)
 		json_begin_array(&s.w, NULL);
 	for (int i = 0; i < JSON_MAX_DEPTH; i++)
 		json_end_array(&s.w);
-	CHECK_INT(sink_close(&s), 0);
-	CHECK_INT((long long)strlen(s.buf), 2 * JSON_MAX_DEPTH + 1);
+	CHECK_EQ(sink_close(&s), 0);
+	CHECK_EQ((long long)strlen(s.buf), 2 * JSON_MAX_DEPTH + 1);
 	free(s.buf);
 
 	/* a bare scalar is a complete document */
 	sink_open(&s, false);
 	json_uint(&s.w, NULL, 42);
-	CHECK_INT(sink_close(&s), 0);
-	CHECK_STR(s.buf, "42\n");
+	CHECK_EQ(sink_close(&s), 0);
+	CHECK_STREQ(s.buf, "42\n");
 	free(s.buf);
 }
 
@@ -277,7 +244,7 @@ static void test_write_error(void)
 	for (int i = 0; i < 10000; i++)
 		json_string(&w, NULL, "some text to fill the stdio buffer");
 	json_end_array(&w);
-	CHECK_INT(json_finish(&w), -ENOSPC);
+	CHECK_EQ(json_finish(&w), -ENOSPC);
 	fclose(f);
 }
 
@@ -289,9 +256,5 @@ int main(void)
 	test_numbers();
 	test_misuse();
 	test_write_error();
-	if (failures) {
-		fprintf(stderr, "json_test: %d check(s) failed\n", failures);
-		return 1;
-	}
-	return 0;
+	return T_EXIT_PASS;
 }

@@ -20,18 +20,6 @@ uint64_t h_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t h_rand(uint64_t *s)
-{
-	/* xorshift64* */
-	uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
-
 struct h *h_try_open(const char *params)
 {
 	struct h *h = calloc(1, sizeof(*h));
@@ -354,8 +342,8 @@ struct hq *h_ioq(struct h *h, uint16_t qid, uint32_t size, bool ien,
 {
 	struct hq *q = &h->ioq[qid];
 
-	CHECK_OK(h_create_cq(h, qid, size, ien, iv));
-	CHECK_OK(h_create_sq(h, qid, size, qid));
+	CHECK_ST_OK(h_create_cq(h, qid, size, ien, iv));
+	CHECK_ST_OK(h_create_sq(h, qid, size, qid));
 	q->qid = qid;
 	q->size = size;
 	q->sq_tail = q->cq_head = 0;

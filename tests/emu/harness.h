@@ -3,6 +3,7 @@
  * Raw test harness for the emulated controller: drives it through the
  * transport ops only (registers, doorbells, DMA map, eventfds), building
  * every SQE by hand, so the tests see exactly what a driver would.
+ * Checks are tests/common/check.h's, plus CHECK_ST for NVMe statuses.
  */
 #ifndef NVQ_TESTS_EMU_HARNESS_H
 #define NVQ_TESTS_EMU_HARNESS_H
@@ -12,48 +13,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check.h"
 #include "nvq/spec.h"
+#include "testutil.h"
 #include "transport.h"
 
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, \
-				__LINE__, #cond);                              \
-			exit(1);                                               \
-		}                                                              \
-	} while (0)
-
-#define CHECK_EQ(a, b)                                               \
-	do {                                                         \
-		unsigned long long _a = (unsigned long long)(a);     \
-		unsigned long long _b = (unsigned long long)(b);     \
-		if (_a != _b) {                                      \
-			fprintf(stderr,                              \
-				"%s:%d: CHECK failed: %s == %s "     \
-				"(0x%llx != 0x%llx)\n",              \
-				__FILE__, __LINE__, #a, #b, _a, _b); \
-			exit(1);                                     \
-		}                                                    \
-	} while (0)
-
 /* Expect an NVMe status (as returned by h_cmd) of SCT @sct, SC @sc. */
-#define CHECK_ST(st, sct, sc)                                           \
-	do {                                                            \
-		unsigned int _s = (st);                                 \
-		if (NVQ_SCT(_s) != (sct) || NVQ_SC(_s) != (sc)) {       \
-			fprintf(stderr,                                 \
-				"%s:%d: CHECK failed: status of %s is " \
-				"SCT %u SC 0x%02x, expected SCT %u "    \
-				"SC 0x%02x\n",                          \
-				__FILE__, __LINE__, #st, NVQ_SCT(_s),   \
-				NVQ_SC(_s), (unsigned int)(sct),        \
-				(unsigned int)(sc));                    \
-			exit(1);                                        \
-		}                                                       \
+#define CHECK_ST(st, sct, sc)                                                  \
+	do {                                                                   \
+		unsigned int _s = (st);                                        \
+		if (NVQ_SCT(_s) != (sct) || NVQ_SC(_s) != (sc))                \
+			check_failed(__FILE__, __LINE__, "status of " #st,     \
+				     "SCT %u SC 0x%02x, expected SCT %u "      \
+				     "SC 0x%02x",                              \
+				     NVQ_SCT(_s), NVQ_SC(_s),                  \
+				     (unsigned int)(sct), (unsigned int)(sc)); \
 	} while (0)
 
-#define CHECK_OK(st) CHECK_ST(st, 0, 0)
+/* Expect success: SCT 0, SC 0 (other status bits, such as DNR, ignored). */
+#define CHECK_ST_OK(st) CHECK_ST(st, 0, 0)
 
 /* Commands never legitimately take this long; fail instead of hanging. */
 #define H_TIMEOUT_MS 20000
@@ -151,9 +129,6 @@ void h_prp(struct h *h, struct nvq_sqe *sqe, void *buf, size_t len);
 
 /* Identify @cns into @buf (4096 bytes, arena memory). */
 uint16_t h_identify(struct h *h, uint32_t cns, uint32_t nsid, void *buf);
-
-/* Deterministic pseudo-random numbers. */
-uint64_t h_rand(uint64_t *state);
 
 /* Elapsed monotonic nanoseconds. */
 uint64_t h_now(void);

@@ -94,7 +94,7 @@ static void identify(void)
 	struct nvq_sqe s;
 
 	h_enable(h);
-	CHECK_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
 	CHECK(!memcmp(id->mn, "nvq emulated controller                 ", 40));
 	CHECK(id->sn[0] != ' ' && id->sn[0] != 0);
 	CHECK(id->fr[0] != ' ' && id->fr[0] != 0);
@@ -116,7 +116,7 @@ static void identify(void)
 	CHECK(id->psd[0].max_power != 0);
 	CHECK_EQ(nvq_u128_lo(id->tnvmcap), 3 * (16u << 20));
 
-	CHECK_OK(h_identify(h, NVQ_ID_CNS_NS, 2, ns));
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_NS, 2, ns));
 	CHECK_EQ(ns->nsze, (16u << 20) / 512);
 	CHECK_EQ(ns->ncap, ns->nsze);
 	CHECK_EQ(ns->nuse, ns->nsze);
@@ -128,9 +128,9 @@ static void identify(void)
 
 	/* Valid but inactive nsid: zero-filled data, success. */
 	memset(ns, 0xff, 4096);
-	CHECK_OK(h_identify(h, NVQ_ID_CNS_NS, 4, ns));
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_NS, 4, ns));
 	CHECK(!memcmp(ns, zero, 4096));
-	CHECK_OK(h_identify(h, NVQ_ID_CNS_NS, 1024, ns));
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_NS, 1024, ns));
 	CHECK_ST(h_identify(h, NVQ_ID_CNS_NS, 0, ns), GEN, NVQ_SC_INVALID_NS);
 	CHECK_ST(h_identify(h, NVQ_ID_CNS_NS, 1025, ns), GEN,
 		 NVQ_SC_INVALID_NS);
@@ -138,15 +138,15 @@ static void identify(void)
 		 NVQ_SC_INVALID_NS);
 
 	/* Active namespace list: ids above the given nsid, ascending. */
-	CHECK_OK(h_identify(h, NVQ_ID_CNS_NS_ACTIVE_LIST, 0, list));
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_NS_ACTIVE_LIST, 0, list));
 	CHECK_EQ(list[0], 1);
 	CHECK_EQ(list[1], 2);
 	CHECK_EQ(list[2], 3);
 	CHECK_EQ(list[3], 0);
-	CHECK_OK(h_identify(h, NVQ_ID_CNS_NS_ACTIVE_LIST, 2, list));
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_NS_ACTIVE_LIST, 2, list));
 	CHECK_EQ(list[0], 3);
 	CHECK_EQ(list[1], 0);
-	CHECK_OK(h_identify(h, NVQ_ID_CNS_NS_ACTIVE_LIST, 3, list));
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_NS_ACTIVE_LIST, 3, list));
 	CHECK_EQ(list[0], 0);
 	CHECK_ST(h_identify(h, NVQ_ID_CNS_NS_ACTIVE_LIST, 0xfffffffe, list),
 		 GEN, NVQ_SC_INVALID_NS);
@@ -171,7 +171,7 @@ static void identify(void)
 	h = h_open("dbbuf=0,vwc=0");
 	id = h_alloc(h, 4096, NULL);
 	h_enable(h);
-	CHECK_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
 	CHECK(!(id->oacs & NVQ_CTRL_OACS_DBBUF));
 	CHECK(!(id->vwc & NVQ_CTRL_VWC_PRESENT));
 	CHECK_EQ(id->mdts, 5);
@@ -229,15 +229,15 @@ static void features(struct h *h)
 		 NVQ_SC_INVALID_FIELD);
 	CHECK_ST(get_feat(h, NVQ_FEAT_NUM_QUEUES, 0, 0, &dw0), 0, 0);
 	CHECK_EQ(dw0, NVQ_NUM_QUEUES(4, 4)); /* default: all */
-	CHECK_OK(h_set_nr_queues(h, 100, 3, &dw0));
+	CHECK_ST_OK(h_set_nr_queues(h, 100, 3, &dw0));
 	CHECK_EQ(dw0, NVQ_NUM_QUEUES(4, 3));
-	CHECK_OK(get_feat(h, NVQ_FEAT_NUM_QUEUES, 0, 0, &dw0));
+	CHECK_ST_OK(get_feat(h, NVQ_FEAT_NUM_QUEUES, 0, 0, &dw0));
 	CHECK_EQ(dw0, NVQ_NUM_QUEUES(4, 3));
-	CHECK_OK(get_feat(h, NVQ_FEAT_NUM_QUEUES, NVQ_FEAT_SEL_DEFAULT, 0,
-			  &dw0));
+	CHECK_ST_OK(get_feat(h, NVQ_FEAT_NUM_QUEUES, NVQ_FEAT_SEL_DEFAULT, 0,
+			     &dw0));
 	CHECK_EQ(dw0, NVQ_NUM_QUEUES(4, 4));
-	CHECK_OK(get_feat(h, NVQ_FEAT_NUM_QUEUES, NVQ_FEAT_SEL_SUPPORTED, 0,
-			  &dw0));
+	CHECK_ST_OK(get_feat(h, NVQ_FEAT_NUM_QUEUES, NVQ_FEAT_SEL_SUPPORTED, 0,
+			     &dw0));
 	CHECK_EQ(dw0 & 1, 0); /* not saveable */
 
 	/* Temperature threshold: only the composite sensor, over/under. */
@@ -245,18 +245,18 @@ static void features(struct h *h)
 		 GEN, NVQ_SC_INVALID_FIELD);
 	CHECK_ST(set_feat(h, NVQ_FEAT_TEMP_THRESH, 350 | 1u << 16, 0, NULL),
 		 GEN, NVQ_SC_INVALID_FIELD);
-	CHECK_OK(set_feat(h, NVQ_FEAT_TEMP_THRESH, 350, 0, NULL));
-	CHECK_OK(get_feat(h, NVQ_FEAT_TEMP_THRESH, 0, 0, &dw0));
+	CHECK_ST_OK(set_feat(h, NVQ_FEAT_TEMP_THRESH, 350, 0, NULL));
+	CHECK_ST_OK(get_feat(h, NVQ_FEAT_TEMP_THRESH, 0, 0, &dw0));
 	CHECK_EQ(dw0, 350);
-	CHECK_OK(set_feat(h, NVQ_FEAT_TEMP_THRESH, 200 | 1u << 20, 0, NULL));
-	CHECK_OK(get_feat(h, NVQ_FEAT_TEMP_THRESH, 0, 1u << 20, &dw0));
+	CHECK_ST_OK(set_feat(h, NVQ_FEAT_TEMP_THRESH, 200 | 1u << 20, 0, NULL));
+	CHECK_ST_OK(get_feat(h, NVQ_FEAT_TEMP_THRESH, 0, 1u << 20, &dw0));
 	CHECK_EQ(dw0, 200);
 
 	/* Interrupt vector configuration: IV must exist. */
 	CHECK_ST(set_feat(h, NVQ_FEAT_IRQ_CONFIG, 5, 0, NULL), GEN,
 		 NVQ_SC_INVALID_FIELD);
-	CHECK_OK(set_feat(h, NVQ_FEAT_IRQ_CONFIG, 1 | 1u << 16, 0, NULL));
-	CHECK_OK(get_feat(h, NVQ_FEAT_IRQ_CONFIG, 0, 1, &dw0));
+	CHECK_ST_OK(set_feat(h, NVQ_FEAT_IRQ_CONFIG, 1 | 1u << 16, 0, NULL));
+	CHECK_ST_OK(get_feat(h, NVQ_FEAT_IRQ_CONFIG, 0, 1, &dw0));
 	CHECK_EQ(dw0, 1 | 1u << 16);
 	CHECK_ST(get_feat(h, NVQ_FEAT_IRQ_CONFIG, 0, 5, &dw0), GEN,
 		 NVQ_SC_INVALID_FIELD);
@@ -264,35 +264,35 @@ static void features(struct h *h)
 	/* Power management: only power state 0 exists. */
 	CHECK_ST(set_feat(h, NVQ_FEAT_POWER_MGMT, 1, 0, NULL), GEN,
 		 NVQ_SC_INVALID_FIELD);
-	CHECK_OK(set_feat(h, NVQ_FEAT_POWER_MGMT, 0, 0, NULL));
+	CHECK_ST_OK(set_feat(h, NVQ_FEAT_POWER_MGMT, 0, 0, NULL));
 
 	/* Volatile write cache round trip. */
-	CHECK_OK(set_feat(h, NVQ_FEAT_VOLATILE_WC, 0, 0, NULL));
-	CHECK_OK(get_feat(h, NVQ_FEAT_VOLATILE_WC, 0, 0, &dw0));
+	CHECK_ST_OK(set_feat(h, NVQ_FEAT_VOLATILE_WC, 0, 0, NULL));
+	CHECK_ST_OK(get_feat(h, NVQ_FEAT_VOLATILE_WC, 0, 0, &dw0));
 	CHECK_EQ(dw0, 0);
-	CHECK_OK(set_feat(h, NVQ_FEAT_VOLATILE_WC, 1, 0, NULL));
-	CHECK_OK(get_feat(h, NVQ_FEAT_VOLATILE_WC, 0, 0, &dw0));
+	CHECK_ST_OK(set_feat(h, NVQ_FEAT_VOLATILE_WC, 1, 0, NULL));
+	CHECK_ST_OK(get_feat(h, NVQ_FEAT_VOLATILE_WC, 0, 0, &dw0));
 	CHECK_EQ(dw0, 1);
 	CHECK_ST(set_feat(h, NVQ_FEAT_VOLATILE_WC, 2, 0, NULL), GEN,
 		 NVQ_SC_INVALID_FIELD);
 
 	/* Coalescing, arbitration, async event config, error recovery. */
-	CHECK_OK(set_feat(h, NVQ_FEAT_IRQ_COALESCE, 0x0203, 0, NULL));
-	CHECK_OK(get_feat(h, NVQ_FEAT_IRQ_COALESCE, 0, 0, &dw0));
+	CHECK_ST_OK(set_feat(h, NVQ_FEAT_IRQ_COALESCE, 0x0203, 0, NULL));
+	CHECK_ST_OK(get_feat(h, NVQ_FEAT_IRQ_COALESCE, 0, 0, &dw0));
 	CHECK_EQ(dw0, 0x0203);
-	CHECK_OK(set_feat(h, NVQ_FEAT_IRQ_COALESCE, 0, 0, NULL));
-	CHECK_OK(set_feat(h, NVQ_FEAT_ARBITRATION, 0x01020303, 0, NULL));
-	CHECK_OK(get_feat(h, NVQ_FEAT_ARBITRATION, 0, 0, &dw0));
+	CHECK_ST_OK(set_feat(h, NVQ_FEAT_IRQ_COALESCE, 0, 0, NULL));
+	CHECK_ST_OK(set_feat(h, NVQ_FEAT_ARBITRATION, 0x01020303, 0, NULL));
+	CHECK_ST_OK(get_feat(h, NVQ_FEAT_ARBITRATION, 0, 0, &dw0));
 	CHECK_EQ(dw0, 0x01020303);
-	CHECK_OK(
+	CHECK_ST_OK(
 		get_feat(h, NVQ_FEAT_ARBITRATION, NVQ_FEAT_SEL_SAVED, 0, &dw0));
 	CHECK_EQ(dw0, 0);
 	CHECK_ST(set_feat(h, NVQ_FEAT_ASYNC_EVENT, 1u << 31, 0, NULL), GEN,
 		 NVQ_SC_INVALID_FIELD);
 	CHECK_ST(set_feat(h, NVQ_FEAT_ERR_RECOVERY, 1u << 16, 0, NULL), GEN,
 		 NVQ_SC_INVALID_FIELD);
-	CHECK_OK(set_feat(h, NVQ_FEAT_ERR_RECOVERY, 10, 0, NULL));
-	CHECK_OK(set_feat(h, NVQ_FEAT_WRITE_ATOMIC, 1, 0, NULL));
+	CHECK_ST_OK(set_feat(h, NVQ_FEAT_ERR_RECOVERY, 10, 0, NULL));
+	CHECK_ST_OK(set_feat(h, NVQ_FEAT_WRITE_ATOMIC, 1, 0, NULL));
 	CHECK_ST(set_feat(h, NVQ_FEAT_WRITE_ATOMIC, 2, 0, NULL), GEN,
 		 NVQ_SC_INVALID_FIELD);
 }
@@ -322,10 +322,10 @@ static void queues(struct h *h)
 	CHECK_ST(raw_cq(h, 1 | 15u << 16, pc, 0), GEN, NVQ_SC_INVALID_FIELD);
 	CHECK_ST(raw_cq(h, 1 | 15u << 16, pc, 0x7f0000000000ull), GEN,
 		 NVQ_SC_DATA_XFER_ERROR);
-	CHECK_OK(raw_cq(h, 1 | 15u << 16, pc | NVQ_CQ_IRQ_ENABLED | 2u << 16,
-			mem));
+	CHECK_ST_OK(raw_cq(h, 1 | 15u << 16, pc | NVQ_CQ_IRQ_ENABLED | 2u << 16,
+			   mem));
 	CHECK_ST(raw_cq(h, 1 | 15u << 16, pc, mem2), CMD, NVQ_SC_QID_INVALID);
-	CHECK_OK(raw_cq(h, 2 | 63u << 16, pc, mem2));
+	CHECK_ST_OK(raw_cq(h, 2 | 63u << 16, pc, mem2));
 
 	/* Create I/O SQ. */
 	h_alloc(h, 64 * 64, &mem);
@@ -349,11 +349,11 @@ static void queues(struct h *h)
 		 NVQ_SC_INVALID_FIELD);
 	CHECK_ST(raw_sq(h, 1 | 15u << 16, pc | 1u << 16, 0x1000), GEN,
 		 NVQ_SC_DATA_XFER_ERROR);
-	CHECK_OK(raw_sq(h, 1 | 15u << 16, pc | 1u << 16, mem));
+	CHECK_ST_OK(raw_sq(h, 1 | 15u << 16, pc | 1u << 16, mem));
 	CHECK_ST(raw_sq(h, 1 | 15u << 16, pc | 1u << 16, mem), CMD,
 		 NVQ_SC_QID_INVALID);
 	h_alloc(h, 64 * 64, &mem);
-	CHECK_OK(raw_sq(h, 4 | 15u << 16, pc | 1u << 16, mem));
+	CHECK_ST_OK(raw_sq(h, 4 | 15u << 16, pc | 1u << 16, mem));
 
 	/* Number of Queues cannot change once I/O queues exist. */
 	CHECK_ST(h_set_nr_queues(h, 2, 2, NULL), GEN, NVQ_SC_CMD_SEQ_ERROR);
@@ -367,14 +367,14 @@ static void queues(struct h *h)
 	CHECK_ST(del_q(h, nvq_admin_delete_cq, 3), CMD, NVQ_SC_QID_INVALID);
 	CHECK_ST(del_q(h, nvq_admin_delete_cq, 1), CMD,
 		 NVQ_SC_INVALID_QUEUE_DELETION);
-	CHECK_OK(del_q(h, nvq_admin_delete_sq, 1));
+	CHECK_ST_OK(del_q(h, nvq_admin_delete_sq, 1));
 	CHECK_ST(del_q(h, nvq_admin_delete_sq, 1), CMD, NVQ_SC_QID_INVALID);
 	/* SQ 4 still uses CQ 1. */
 	CHECK_ST(del_q(h, nvq_admin_delete_cq, 1), CMD,
 		 NVQ_SC_INVALID_QUEUE_DELETION);
-	CHECK_OK(del_q(h, nvq_admin_delete_sq, 4));
-	CHECK_OK(del_q(h, nvq_admin_delete_cq, 1));
-	CHECK_OK(del_q(h, nvq_admin_delete_cq, 2));
+	CHECK_ST_OK(del_q(h, nvq_admin_delete_sq, 4));
+	CHECK_ST_OK(del_q(h, nvq_admin_delete_cq, 1));
+	CHECK_ST_OK(del_q(h, nvq_admin_delete_cq, 2));
 	CHECK_ST(del_q(h, nvq_admin_delete_cq, 2), CMD, NVQ_SC_QID_INVALID);
 }
 
@@ -414,7 +414,7 @@ static void logs(struct h *h)
 	CHECK_ST(h_admin(h, &s, NULL), GEN, NVQ_SC_INVALID_FIELD);
 
 	/* The error log has the newest error first, counts increasing. */
-	CHECK_OK(get_log(h, NVQ_LOG_ERROR, 0, buf, 4096, 0, false));
+	CHECK_ST_OK(get_log(h, NVQ_LOG_ERROR, 0, buf, 4096, 0, false));
 	count = e[0].error_count;
 	CHECK(count > 0);
 	CHECK(e[1].error_count == count - 1);
@@ -427,22 +427,22 @@ static void logs(struct h *h)
 		CHECK_EQ(h_reap(h, &h->aq, &c, H_TIMEOUT_MS), 0);
 		CHECK_ST(NVQ_STATUS(c.status), GEN, NVQ_SC_INVALID_OPCODE);
 	}
-	CHECK_OK(get_log(h, NVQ_LOG_ERROR, 0, buf, 4096, 0, false));
+	CHECK_ST_OK(get_log(h, NVQ_LOG_ERROR, 0, buf, 4096, 0, false));
 	CHECK_EQ(e[0].error_count, count + 1);
 	CHECK_EQ(e[0].cid, cid);
 	CHECK_EQ(e[0].sqid, 0);
 	CHECK_EQ(NVQ_SC(NVQ_STATUS(e[0].status)), NVQ_SC_INVALID_OPCODE);
 	/* Partial read at an offset: the second entry. */
-	CHECK_OK(get_log(h, NVQ_LOG_ERROR, 0, buf, 64, 64, false));
+	CHECK_ST_OK(get_log(h, NVQ_LOG_ERROR, 0, buf, 64, 64, false));
 	CHECK_EQ(e[0].error_count, count);
 
-	CHECK_OK(get_log(h, NVQ_LOG_SMART, 0xffffffff, buf, 512, 0, false));
+	CHECK_ST_OK(get_log(h, NVQ_LOG_SMART, 0xffffffff, buf, 512, 0, false));
 	CHECK(sm->temperature[0] | sm->temperature[1]);
 	CHECK_EQ(sm->avail_spare, 100);
 	CHECK(nvq_u128_lo(sm->num_err_log_entries) >= count + 1);
 	CHECK_EQ(nvq_u128_lo(sm->power_cycles), 1);
 
-	CHECK_OK(get_log(h, NVQ_LOG_FW_SLOT, 0, buf, 512, 0, false));
+	CHECK_ST_OK(get_log(h, NVQ_LOG_FW_SLOT, 0, buf, 512, 0, false));
 	CHECK_EQ(fw->afi & 7, 1);
 	CHECK(fw->frs[0][0] != 0);
 }
@@ -472,7 +472,7 @@ static void dbbuf_config(struct h *h)
 	s = h_sqe(nvq_admin_dbbuf);
 	s.prp1 = a;
 	s.prp2 = b;
-	CHECK_OK(h_admin(h, &s, NULL));
+	CHECK_ST_OK(h_admin(h, &s, NULL));
 }
 
 /*
@@ -487,7 +487,7 @@ static void fetched(struct h *h)
 	for (i = 0; i < 2; i++) {
 		s = h_sqe(nvq_admin_get_features);
 		s.cdw10 = NVQ_FEAT_ARBITRATION;
-		CHECK_OK(h_admin(h, &s, NULL));
+		CHECK_ST_OK(h_admin(h, &s, NULL));
 	}
 }
 
@@ -507,11 +507,11 @@ static void abort_and_delete(void)
 	/* Nothing with that CID: not aborted (DW0 bit 0 set). */
 	s = h_sqe(nvq_admin_abort_cmd);
 	s.cdw10 = 1 | 0x1234u << 16;
-	CHECK_OK(h_admin(h, &s, &c));
+	CHECK_ST_OK(h_admin(h, &s, &c));
 	CHECK_EQ(c.result & 1, 1);
 	s = h_sqe(nvq_admin_abort_cmd);
 	s.cdw10 = 9 | 0x1234u << 16; /* no such SQ */
-	CHECK_OK(h_admin(h, &s, &c));
+	CHECK_ST_OK(h_admin(h, &s, &c));
 	CHECK_EQ(c.result & 1, 1);
 
 	/* A read waiting out its 30 s latency gets aborted. */
@@ -527,7 +527,7 @@ static void abort_and_delete(void)
 	h_ring(h, &h->aq);
 	CHECK_EQ(h_reap(h, &h->aq, &c, H_TIMEOUT_MS), 0);
 	CHECK_EQ(c.cid, acid);
-	CHECK_OK(NVQ_STATUS(c.status));
+	CHECK_ST_OK(NVQ_STATUS(c.status));
 	CHECK_EQ(c.result & 1, 0);
 	CHECK_EQ(h_reap(h, q, &c, H_TIMEOUT_MS), 0);
 	CHECK_EQ(c.cid, rcid);
@@ -566,12 +566,12 @@ static void abort_and_delete(void)
 	}
 	h_ring(h, q);
 	fetched(h);
-	CHECK_OK(del_q(h, nvq_admin_delete_sq, 1));
+	CHECK_ST_OK(del_q(h, nvq_admin_delete_sq, 1));
 	for (i = 0; i < 3; i++) {
 		CHECK_EQ(h_reap(h, q, &c, H_TIMEOUT_MS), 0);
 		CHECK_ST(NVQ_STATUS(c.status), GEN, NVQ_SC_ABORT_QUEUE);
 	}
-	CHECK_OK(del_q(h, nvq_admin_delete_cq, 1));
+	CHECK_ST_OK(del_q(h, nvq_admin_delete_cq, 1));
 
 	/* Delete SQ (posting aborts to its CQ) and Delete CQ in one batch:
 	 * the CQ goes away in the same device pass that wrote to it. */
@@ -593,7 +593,7 @@ static void abort_and_delete(void)
 	h_ring(h, &h->aq);
 	for (i = 0; i < 2; i++) {
 		CHECK_EQ(h_reap(h, &h->aq, &c, H_TIMEOUT_MS), 0);
-		CHECK_OK(NVQ_STATUS(c.status));
+		CHECK_ST_OK(NVQ_STATUS(c.status));
 	}
 	for (i = 0; i < 3; i++) {
 		CHECK_EQ(h_reap_noring(q, &c, H_TIMEOUT_MS), 0);

@@ -77,44 +77,44 @@ int main(void)
 		s = h_sqe(nvq_admin_identify);
 		s.cdw10 = NVQ_ID_CNS_CTRL;
 		s.prp1 = h_iova(h, sm);
-		CHECK_OK(admin_ev(h, &s, a1, &ev, &got));
+		CHECK_ST_OK(admin_ev(h, &s, a1, &ev, &got));
 	}
 	/* A threshold above the temperature raises nothing. */
 	s = temp_thresh(400);
-	CHECK_OK(admin_ev(h, &s, a1, &ev, &got));
+	CHECK_ST_OK(admin_ev(h, &s, a1, &ev, &got));
 	CHECK_EQ(got, 0);
 	CHECK(!h_cqe_ready(&h->aq));
 
 	/* Below the current temperature: SMART event, temperature. */
 	s = temp_thresh(250);
-	CHECK_OK(admin_ev(h, &s, a1, &ev, &got));
+	CHECK_ST_OK(admin_ev(h, &s, a1, &ev, &got));
 	CHECK_EQ(got, 1);
-	CHECK_OK(NVQ_STATUS(ev.status));
+	CHECK_ST_OK(NVQ_STATUS(ev.status));
 	CHECK_EQ(NVQ_AER_TYPE(ev.result), NVQ_AER_SMART);
 	CHECK_EQ(NVQ_AER_INFO(ev.result), 0x01);
 	CHECK_EQ(NVQ_AER_LOG_PAGE(ev.result), NVQ_LOG_SMART);
 	s = log_page(h, NVQ_LOG_SMART, true, sm);
-	CHECK_OK(h_admin(h, &s, NULL));
+	CHECK_ST_OK(h_admin(h, &s, NULL));
 	CHECK(sm->critical_warning & 0x2);
 
 	/* Masked until the log is read with RAE = 0. */
 	got = 0;
 	a2 = aer(h);
 	s = temp_thresh(260);
-	CHECK_OK(admin_ev(h, &s, a2, &ev, &got));
+	CHECK_ST_OK(admin_ev(h, &s, a2, &ev, &got));
 	s = log_page(h, NVQ_LOG_SMART, true, sm); /* RAE = 1: still masked */
-	CHECK_OK(admin_ev(h, &s, a2, &ev, &got));
+	CHECK_ST_OK(admin_ev(h, &s, a2, &ev, &got));
 	CHECK_EQ(got, 0);
 	CHECK(!h_cqe_ready(&h->aq));
 	s = log_page(h, NVQ_LOG_SMART, false, sm);
-	CHECK_OK(admin_ev(h, &s, a2, &ev, &got));
+	CHECK_ST_OK(admin_ev(h, &s, a2, &ev, &got));
 	CHECK_EQ(got, 1);
 	CHECK_EQ(NVQ_AER_TYPE(ev.result), NVQ_AER_SMART);
 	/* Re-armed: clear the condition for what follows. */
 	s = temp_thresh(343);
-	CHECK_OK(h_admin(h, &s, NULL));
+	CHECK_ST_OK(h_admin(h, &s, NULL));
 	s = log_page(h, NVQ_LOG_SMART, false, sm);
-	CHECK_OK(h_admin(h, &s, NULL));
+	CHECK_ST_OK(h_admin(h, &s, NULL));
 	CHECK(!(sm->critical_warning & 0x2));
 
 	/* Async Event Configuration off: no SMART event. */
@@ -123,9 +123,9 @@ int main(void)
 	s = h_sqe(nvq_admin_set_features);
 	s.cdw10 = NVQ_FEAT_ASYNC_EVENT;
 	s.cdw11 = 0;
-	CHECK_OK(admin_ev(h, &s, a1, &ev, &got));
+	CHECK_ST_OK(admin_ev(h, &s, a1, &ev, &got));
 	s = temp_thresh(250);
-	CHECK_OK(admin_ev(h, &s, a1, &ev, &got));
+	CHECK_ST_OK(admin_ev(h, &s, a1, &ev, &got));
 	CHECK_EQ(got, 0);
 	CHECK(!h_cqe_ready(&h->aq));
 
@@ -151,13 +151,13 @@ int main(void)
 		{
 			uint8_t *b = h_alloc(h, 4096, NULL);
 
-			CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 0, 1, b, 4096));
+			CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 0, 1, b, 4096));
 		}
 		/* Error events masked until the error log is read. */
 		s = h_sqe(nvq_admin_get_log_page);
 		s.cdw10 = NVQ_LOG_ERROR | (4096 / 4 - 1) << 16;
 		s.prp1 = h_iova(h, h_alloc(h, 4096, NULL));
-		CHECK_OK(h_admin(h, &s, NULL));
+		CHECK_ST_OK(h_admin(h, &s, NULL));
 		/* A write to a doorbell register that does not exist. */
 		h->ops->db_write(h->t, nvq_sq_db_offset(200, h->dstrd), 1);
 		CHECK_EQ(h_reap(h, &h->aq, &ev, H_TIMEOUT_MS), 0);
@@ -168,7 +168,7 @@ int main(void)
 		 * qpairs=2: inside the doorbell array) is just as invalid
 		 * (NVMe 2.0 5.2.2, Error information 00h).
 		 */
-		CHECK_OK(h_admin(h, &s, NULL));
+		CHECK_ST_OK(h_admin(h, &s, NULL));
 		h->ops->db_write(h->t, nvq_cq_db_offset(2, h->dstrd), 1);
 		CHECK_EQ(h_reap(h, &h->aq, &ev, H_TIMEOUT_MS), 0);
 		CHECK_EQ(NVQ_AER_TYPE(ev.result), NVQ_AER_ERROR);
@@ -179,7 +179,7 @@ int main(void)
 	h_disable(h);
 	h_enable(h);
 	s = temp_thresh(250);
-	CHECK_OK(h_admin(h, &s, NULL));
+	CHECK_ST_OK(h_admin(h, &s, NULL));
 	CHECK(!h_cqe_ready(&h->aq));
 	h_close(h);
 	return 0;

@@ -34,12 +34,12 @@ static void run(const char *params, bool shadow)
 		h->ei = h_alloc(h, 4096, &h->ei_iova);
 		s.prp1 = h->dbbuf_iova;
 		s.prp2 = h->ei_iova;
-		CHECK_OK(h_admin(h, &s, NULL));
+		CHECK_ST_OK(h_admin(h, &s, NULL));
 	}
 	b = h_alloc(h, 4096, NULL);
 	/* CQ of 4 entries (3 usable), SQ of 32. */
-	CHECK_OK(h_create_cq(h, 1, 4, false, 0));
-	CHECK_OK(h_create_sq(h, 1, 32, 1));
+	CHECK_ST_OK(h_create_cq(h, 1, 4, false, 0));
+	CHECK_ST_OK(h_create_sq(h, 1, 32, 1));
 	q = &h->ioq[1];
 	q->qid = 1;
 	q->size = 32; /* the SQ size; the CQ is handled by hand below */
@@ -90,7 +90,7 @@ static void run(const char *params, bool shadow)
 		for (i = 0; i < n; i++) {
 			CHECK_EQ(h_reap_noring(q, &c, H_TIMEOUT_MS), 0);
 			CHECK_EQ(c.cid, 100 + seen);
-			CHECK_OK(NVQ_STATUS(c.status));
+			CHECK_ST_OK(NVQ_STATUS(c.status));
 			CHECK_EQ(c.sq_id, 1);
 			seen++;
 		}

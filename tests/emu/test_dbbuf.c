@@ -19,7 +19,7 @@ static void dbbuf_on(struct h *h)
 	h->ei = h_alloc(h, 4096, &h->ei_iova);
 	s.prp1 = h->dbbuf_iova;
 	s.prp2 = h->ei_iova;
-	CHECK_OK(h_admin(h, &s, NULL));
+	CHECK_ST_OK(h_admin(h, &s, NULL));
 }
 
 static void batch(struct h *h, struct hq *q, uint8_t opcode, uint8_t *b,
@@ -40,7 +40,7 @@ static void batch(struct h *h, struct hq *q, uint8_t opcode, uint8_t *b,
 	}
 	for (i = 0; i < depth; i++) {
 		CHECK_EQ(h_reap(h, q, &c, H_TIMEOUT_MS), 0);
-		CHECK_OK(NVQ_STATUS(c.status));
+		CHECK_ST_OK(NVQ_STATUS(c.status));
 	}
 }
 
@@ -84,7 +84,7 @@ static void polling_device(void)
 	/* Rings happen only when EventIdx was passed: about once a lap. */
 	CHECK(mmio * 4 < updates);
 	/* The admin queue ignores the shadow page: MMIO still works. */
-	CHECK_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, h_alloc(h, 4096, NULL)));
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, h_alloc(h, 4096, NULL)));
 	/* A second queue created after the config uses it from the start. */
 	q = h_ioq(h, 2, 16, false, 0);
 	traffic(h, q, 400, 4);

@@ -15,9 +15,9 @@ static void still_works(struct h *h, struct hq *q)
 	uint8_t *b = h_alloc(h, 4096, NULL);
 
 	memset(b, 0x3c, 4096);
-	CHECK_OK(h_rw(h, q, nvq_cmd_write, 1, 7, 1, b, 4096));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_write, 1, 7, 1, b, 4096));
 	memset(b, 0, 4096);
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 7, 1, b, 4096));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 7, 1, b, 4096));
 	CHECK_EQ(b[0], 0x3c);
 	CHECK_EQ(b[4095], 0x3c);
 }
@@ -75,7 +75,7 @@ static void bad_addresses(struct h *h, struct hq *q)
 	CHECK_ST(read_prp(h, q, 3, iova, h_iova(h, list)), GEN,
 		 NVQ_SC_DATA_XFER_ERROR);
 	list[1] = iova + 8192;
-	CHECK_OK(read_prp(h, q, 3, iova, h_iova(h, list)));
+	CHECK_ST_OK(read_prp(h, q, 3, iova, h_iova(h, list)));
 	still_works(h, q);
 	/* Write direction too, and admin data. */
 	{
@@ -113,7 +113,7 @@ static void map_unmap(struct h *h, struct hq *q)
 	CHECK(iova != (uint64_t)(uintptr_t)mem);
 	CHECK_EQ(iova & 4095, 0);
 	memset(mem, 0, 8192);
-	CHECK_OK(read_prp(h, q, 2, iova, iova + 4096));
+	CHECK_ST_OK(read_prp(h, q, 2, iova, iova + 4096));
 	CHECK_EQ(mem[0], 0x3c); /* block 7 was written above */
 	/* Wrong length does not unmap. */
 	CHECK(o->dma_unmap(h->t, mem, 4096) < 0);
@@ -128,7 +128,7 @@ static void map_unmap(struct h *h, struct hq *q)
 	for (i = 0; i < 200; i++) {
 		CHECK_EQ(o->dma_map(h->t, mem + (i % 2) * 4096, 4096, &iova2),
 			 0);
-		CHECK_OK(read_prp(h, q, 1, iova2, 0));
+		CHECK_ST_OK(read_prp(h, q, 1, iova2, 0));
 		CHECK_EQ(o->dma_unmap(h->t, mem + (i % 2) * 4096, 4096), 0);
 		CHECK_ST(read_prp(h, q, 1, iova2, 0), GEN,
 			 NVQ_SC_DATA_XFER_ERROR);
@@ -154,7 +154,7 @@ static void queue_unmapped(void)
 	s.cdw10 = 1 | 15u << 16;
 	s.cdw11 = NVQ_QUEUE_PHYS_CONTIG;
 	s.prp1 = iova;
-	CHECK_OK(h_admin(h, &s, NULL));
+	CHECK_ST_OK(h_admin(h, &s, NULL));
 	CHECK_EQ(o->dma_unmap(h->t, mem, 8192), 0);
 	/* After unmap returned, the device has given up the memory. */
 	munmap(mem, 8192);

@@ -11,8 +11,8 @@
 
 #define NS_SIZE (8u << 20)
 
-static char path[64];
-static char params[160];
+static char path[200];
+static char params[320];
 
 static void pattern(uint8_t *b, size_t len, unsigned int tag)
 {
@@ -46,7 +46,7 @@ static void check_smart(struct h *h, uint64_t pc, uint64_t us)
 
 	s.cdw10 = NVQ_LOG_SMART | (512 / 4 - 1) << 16;
 	s.prp1 = h_iova(h, sm);
-	CHECK_OK(h_admin(h, &s, NULL));
+	CHECK_ST_OK(h_admin(h, &s, NULL));
 	CHECK_EQ(nvq_u128_lo(sm->power_cycles), pc);
 	CHECK_EQ(nvq_u128_lo(sm->unsafe_shutdowns), us);
 }
@@ -79,7 +79,7 @@ static void check_blocks(struct h *h, struct hq *q, uint32_t nsid,
 	uint8_t w[16384];
 
 	pattern(w, sizeof(w), tag);
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, nsid, slba, 4, r, 16384));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, nsid, slba, 4, r, 16384));
 	CHECK(!memcmp(r, w, 16384));
 }
 
@@ -89,7 +89,7 @@ static void write_blocks(struct h *h, struct hq *q, uint32_t nsid,
 	uint8_t *w = h_alloc(h, 16384, NULL);
 
 	pattern(w, 16384, tag);
-	CHECK_OK(h_rw(h, q, nvq_cmd_write, nsid, slba, 4, w, 16384));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_write, nsid, slba, 4, w, 16384));
 }
 
 int main(void)
@@ -100,7 +100,8 @@ int main(void)
 	uint8_t buf[16384], w[16384];
 	int fd;
 
-	snprintf(path, sizeof(path), "/tmp/nvq-emu-file-%d.img", (int)getpid());
+	snprintf(path, sizeof(path), "%s/nvq-emu-file-%d.img", test_tmpdir(),
+		 (int)getpid());
 	unlink(path);
 	snprintf(params, sizeof(params), "file=%s,size=8M,ns=2", path);
 
@@ -131,7 +132,7 @@ int main(void)
 	check_blocks(h, q, 1, 10, 1);
 	check_blocks(h, q, 2, 20, 2);
 	write_blocks(h, q, 1, 2044, 3); /* the last blocks of ns 1 */
-	CHECK_OK(h_rw(h, q, nvq_cmd_flush, 1, 0, 1, NULL, 0));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_flush, 1, 0, 1, NULL, 0));
 	write_blocks(h, q, 2, 0, 4);
 	/* FUA write. */
 	{
@@ -143,11 +144,11 @@ int main(void)
 		s.cdw10 = 100;
 		s.cdw12 = NVQ_RW_FUA;
 		h_prp(h, &s, b, 4096);
-		CHECK_OK(h_cmd(h, q, &s, NULL));
+		CHECK_ST_OK(h_cmd(h, q, &s, NULL));
 	}
 	/* Deallocate on a file: reads back zeroes. */
 	write_blocks(h, q, 1, 200, 5);
-	CHECK_OK(h_rw(h, q, nvq_cmd_write_zeroes, 1, 200, 4, NULL, 0));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_write_zeroes, 1, 200, 4, NULL, 0));
 	{
 		struct nvq_sqe s = h_sqe(nvq_cmd_write_zeroes);
 		uint8_t *r = h_alloc(h, 16384, NULL);
@@ -158,10 +159,10 @@ int main(void)
 		s.nsid = 1;
 		s.cdw10 = 298;
 		s.cdw12 = 63 | NVQ_RW_DEAC;
-		CHECK_OK(h_cmd(h, q, &s, NULL));
-		CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 200, 4, r, 16384));
+		CHECK_ST_OK(h_cmd(h, q, &s, NULL));
+		CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 200, 4, r, 16384));
 		CHECK(!memcmp(r, z, 16384));
-		CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 300, 4, r, 16384));
+		CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 300, 4, r, 16384));
 		CHECK(!memcmp(r, z, 16384));
 	}
 	shutdown_normal(h);
@@ -177,7 +178,7 @@ int main(void)
 	{
 		uint8_t *r = h_alloc(h, 4096, NULL);
 
-		CHECK_OK(h_rw(h, q, nvq_cmd_read, 2, 100, 1, r, 4096));
+		CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 2, 100, 1, r, 4096));
 		CHECK_EQ(r[0], 0x66);
 		CHECK_EQ(r[4095], 0x66);
 	}
@@ -186,12 +187,12 @@ int main(void)
 		struct nvq_id_ctrl *id = h_alloc(h, 4096, NULL);
 		char sn1[20];
 
-		CHECK_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
+		CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
 		memcpy(sn1, id->sn, 20);
 		h_close(h);
 		h = up(&q);
 		id = h_alloc(h, 4096, NULL);
-		CHECK_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
+		CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
 		CHECK(!memcmp(sn1, id->sn, 20));
 	}
 	h_close(h);

@@ -22,7 +22,7 @@ static unsigned int aers_held, other_cqes, created;
 
 static uint64_t rnd(void)
 {
-	return h_rand(&seed);
+	return test_rand(&seed);
 }
 
 static uint64_t rnd_addr(struct h *h)
@@ -343,12 +343,12 @@ static void fuzz_run(const char *params, unsigned int iters)
 	CHECK(!(h->ops->reg_read32(h->t, NVQ_REG_CSTS) & NVQ_CSTS_CFS));
 	/* (Late AER or fuzz-SQ completions may still arrive: run() skips.) */
 	memset(b, 0xa5, 16384);
-	CHECK_OK(final_cmd(h, q1, nvq_cmd_write, b));
+	CHECK_ST_OK(final_cmd(h, q1, nvq_cmd_write, b));
 	memset(b, 0, 16384);
-	CHECK_OK(final_cmd(h, q2, nvq_cmd_read, b));
+	CHECK_ST_OK(final_cmd(h, q2, nvq_cmd_read, b));
 	for (i = 0; i < 8192; i++)
 		CHECK_EQ(b[i], 0xa5);
-	CHECK_OK(final_cmd(h, &h->aq, nvq_admin_identify, b));
+	CHECK_ST_OK(final_cmd(h, &h->aq, nvq_admin_identify, b));
 	CHECK_EQ(((struct nvq_id_ctrl *)b)->nn, 1024);
 	printf("fuzz '%s': seed 0x%llx, %u iterations, %u AERs, %u queues "
 	       "created, %u other CQEs\n",

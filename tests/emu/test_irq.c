@@ -42,7 +42,7 @@ static bool signalled(int fd)
 
 static void read1(struct h *h, struct hq *q, uint8_t *b)
 {
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 0, 1, b, 4096));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 0, 1, b, 4096));
 }
 
 int main(void)
@@ -69,7 +69,7 @@ int main(void)
 	b = h_alloc(h, 4096, NULL);
 	/* Admin completions signal vector 0. */
 	drain(fd0);
-	CHECK_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, b));
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, b));
 	wait_irq(fd0);
 
 	q1 = h_ioq(h, 1, 16, true, 1);
@@ -120,7 +120,7 @@ int main(void)
 
 		s.cdw10 = NVQ_FEAT_IRQ_COALESCE;
 		s.cdw11 = 15 | 1u << 8;
-		CHECK_OK(h_admin(h, &s, NULL));
+		CHECK_ST_OK(h_admin(h, &s, NULL));
 		drain(fd1);
 		read1(h, q1, b);
 		wait_irq(fd1);
@@ -128,7 +128,7 @@ int main(void)
 		s = h_sqe(nvq_admin_set_features);
 		s.cdw10 = NVQ_FEAT_IRQ_CONFIG;
 		s.cdw11 = 1 | 1u << 16;
-		CHECK_OK(h_admin(h, &s, NULL));
+		CHECK_ST_OK(h_admin(h, &s, NULL));
 		read1(h, q1, b);
 		wait_irq(fd1);
 	}

@@ -9,7 +9,7 @@ static uint64_t timed(struct h *h, struct hq *q, uint8_t opcode, uint8_t *b)
 {
 	uint64_t t0 = h_now();
 
-	CHECK_OK(h_rw(h, q, opcode, 1, 0, 1, b, 4096));
+	CHECK_ST_OK(h_rw(h, q, opcode, 1, 0, 1, b, 4096));
 	return h_now() - t0;
 }
 
@@ -29,7 +29,7 @@ int main(void)
 	for (i = 0; i < 5; i++)
 		CHECK(timed(h, q, nvq_cmd_read, b) >= 2000000);
 	/* Admin commands have no media latency; the queue still works. */
-	CHECK_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, b));
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, b));
 	/* Sixteen in flight: each no earlier than 2 ms after submission. */
 	t0 = h_now();
 	for (i = 0; i < 16; i++) {
@@ -42,7 +42,7 @@ int main(void)
 	h_ring(h, q);
 	for (i = 0; i < 16; i++) {
 		CHECK_EQ(h_reap(h, q, &c, H_TIMEOUT_MS), 0);
-		CHECK_OK(NVQ_STATUS(c.status));
+		CHECK_ST_OK(NVQ_STATUS(c.status));
 		CHECK(h_now() - t0 >= 2000000);
 	}
 	h_close(h);

@@ -8,17 +8,6 @@
 #define GEN NVQ_SCT_GENERIC
 #define NSZE ((16u << 20) / 4096)
 
-static void fill(uint8_t *b, size_t len, uint64_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i += 8) {
-		uint64_t v = h_rand(&seed);
-
-		memcpy(b + i, &v, len - i < 8 ? len - i : 8);
-	}
-}
-
 static uint16_t rw_sqe(struct h *h, struct hq *q, struct nvq_sqe *s)
 {
 	return h_cmd(h, q, s, NULL);
@@ -38,8 +27,8 @@ static void checks(struct h *h, struct hq *q)
 		 NVQ_SC_LBA_RANGE);
 	CHECK_ST(h_rw(h, q, nvq_cmd_read, 1, ~0ull, 4, b, 16384), GEN,
 		 NVQ_SC_LBA_RANGE);
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, NSZE - 1, 1, b, 4096));
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 2, NSZE - 4, 4, b, 16384));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, NSZE - 1, 1, b, 4096));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 2, NSZE - 4, 4, b, 16384));
 
 	/*
 	 * Namespaces: 0, above NN, broadcast are invalid NSIDs (Invalid
@@ -68,7 +57,7 @@ static void checks(struct h *h, struct hq *q)
 		 NVQ_SC_INVALID_NS);
 
 	/* MDTS = 2: 16 KiB per command. */
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 0, 4, b, 16384));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 0, 4, b, 16384));
 	CHECK_ST(h_rw(h, q, nvq_cmd_read, 1, 0, 5, b, 20480), GEN,
 		 NVQ_SC_INVALID_FIELD);
 	CHECK_ST(h_rw(h, q, nvq_cmd_write, 1, 0, 8, b, 32768), GEN,
@@ -136,12 +125,12 @@ static void prp_offsets(struct h *h, struct hq *q)
 	CHECK_ST(rw_sqe(h, q, &s), GEN, NVQ_SC_PRP_INVALID_OFFSET);
 	/* Fixed, it works. */
 	list[1] = iova + 8192;
-	CHECK_OK(rw_sqe(h, q, &s));
+	CHECK_ST_OK(rw_sqe(h, q, &s));
 	/* A list pointer may carry an offset (qword aligned). */
 	list[300] = iova + 4096;
 	list[301] = iova + 8192;
 	s.prp2 = h_iova(h, list) + 300 * 8;
-	CHECK_OK(rw_sqe(h, q, &s));
+	CHECK_ST_OK(rw_sqe(h, q, &s));
 }
 
 /* Write with one PRP layout, read back with another, compare. */
@@ -155,23 +144,24 @@ static void prp_data(struct h *h, struct hq *q)
 	/* PRP1 with an offset + PRP2 as the second data page: 4 KiB at
 	 * offset 512 crosses one page boundary. */
 	for (off = 4; off < 4096; off += 1020) {
-		fill(w + off, 4096, off);
-		CHECK_OK(h_rw(h, q, nvq_cmd_write, 1, 100, 1, w + off, 4096));
+		fill_pattern(w + off, 4096, off);
+		CHECK_ST_OK(
+			h_rw(h, q, nvq_cmd_write, 1, 100, 1, w + off, 4096));
 		memset(r, 0, 8192);
-		CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 100, 1, r, 4096));
+		CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 100, 1, r, 4096));
 		CHECK(!memcmp(w + off, r, 4096));
 		/* And read into an offset buffer too. */
 		memset(r, 0, 8192);
-		CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 100, 1, r + off, 4096));
+		CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 100, 1, r + off, 4096));
 		CHECK(!memcmp(w + off, r + off, 4096));
 	}
 	/* PRP list: 16 KiB with PRP1 offset -> 5 pages, 4 list entries. */
-	fill(w + 2048, 16384, 7);
-	CHECK_OK(h_rw(h, q, nvq_cmd_write, 2, 200, 4, w + 2048, 16384));
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 2, 200, 4, r, 16384));
+	fill_pattern(w + 2048, 16384, 7);
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_write, 2, 200, 4, w + 2048, 16384));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 2, 200, 4, r, 16384));
 	CHECK(!memcmp(w + 2048, r, 16384));
 	/* Non-contiguous pages in the list (reverse order). */
-	fill(w, 16384, 8);
+	fill_pattern(w, 16384, 8);
 	s = h_sqe(nvq_cmd_write);
 	s.nsid = 1;
 	s.cdw10 = 300;
@@ -181,15 +171,15 @@ static void prp_data(struct h *h, struct hq *q)
 	l1[1] = h_iova(h, w) + 4096;
 	l1[2] = h_iova(h, w);
 	s.prp2 = h_iova(h, l1);
-	CHECK_OK(rw_sqe(h, q, &s));
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 300, 4, r, 16384));
+	CHECK_ST_OK(rw_sqe(h, q, &s));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 300, 4, r, 16384));
 	CHECK(!memcmp(r, w + 12288, 4096));
 	CHECK(!memcmp(r + 4096, w + 8192, 4096));
 	CHECK(!memcmp(r + 8192, w + 4096, 4096));
 	CHECK(!memcmp(r + 12288, w, 4096));
 	/* Namespaces do not overlap: ns 2 block 300 is untouched. */
 	memset(r, 0xee, 4096);
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 2, 300, 1, r, 4096));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 2, 300, 1, r, 4096));
 	{
 		uint8_t z[4096] = { 0 };
 
@@ -206,15 +196,15 @@ static void zeroes_dealloc_flush(struct h *h, struct hq *q)
 	int i;
 
 	/* Write Zeroes, plain and with DEAC. */
-	fill(w, 16384, 11);
-	CHECK_OK(h_rw(h, q, nvq_cmd_write, 1, 500, 4, w, 16384));
-	CHECK_OK(h_rw(h, q, nvq_cmd_write_zeroes, 1, 501, 1, NULL, 0));
+	fill_pattern(w, 16384, 11);
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_write, 1, 500, 4, w, 16384));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_write_zeroes, 1, 501, 1, NULL, 0));
 	s = h_sqe(nvq_cmd_write_zeroes);
 	s.nsid = 1;
 	s.cdw10 = 502;
 	s.cdw12 = NVQ_RW_DEAC;
-	CHECK_OK(rw_sqe(h, q, &s));
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 500, 4, r, 16384));
+	CHECK_ST_OK(rw_sqe(h, q, &s));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 500, 4, r, 16384));
 	CHECK(!memcmp(r, w, 4096));
 	CHECK(!memcmp(r + 4096, zero, 4096));
 	CHECK(!memcmp(r + 8192, zero, 4096));
@@ -222,12 +212,12 @@ static void zeroes_dealloc_flush(struct h *h, struct hq *q)
 	CHECK_ST(h_rw(h, q, nvq_cmd_write_zeroes, 1, NSZE - 1, 2, NULL, 0), GEN,
 		 NVQ_SC_LBA_RANGE);
 	/* Large Write Zeroes (no MDTS limit applies): 256 blocks. */
-	CHECK_OK(h_rw(h, q, nvq_cmd_write_zeroes, 1, 0, 256, NULL, 0));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_write_zeroes, 1, 0, 256, NULL, 0));
 
 	/* Deallocate two ranges; neighbours stay. */
-	fill(w, 16384, 12);
-	CHECK_OK(h_rw(h, q, nvq_cmd_write, 1, 600, 4, w, 16384));
-	CHECK_OK(h_rw(h, q, nvq_cmd_write, 2, 600, 4, w, 16384));
+	fill_pattern(w, 16384, 12);
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_write, 1, 600, 4, w, 16384));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_write, 2, 600, 4, w, 16384));
 	rg[0].slba = 600;
 	rg[0].nlb = 1;
 	rg[1].slba = 603;
@@ -237,13 +227,13 @@ static void zeroes_dealloc_flush(struct h *h, struct hq *q)
 	s.cdw10 = 1; /* two ranges */
 	s.cdw11 = NVQ_DSM_AD;
 	h_prp(h, &s, rg, 2 * sizeof(*rg));
-	CHECK_OK(rw_sqe(h, q, &s));
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 600, 4, r, 16384));
+	CHECK_ST_OK(rw_sqe(h, q, &s));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 600, 4, r, 16384));
 	CHECK(!memcmp(r, zero, 4096));
 	CHECK(!memcmp(r + 4096, w + 4096, 8192));
 	CHECK(!memcmp(r + 12288, zero, 4096));
 	/* The other namespace is untouched. */
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 2, 600, 4, r, 16384));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 2, 600, 4, r, 16384));
 	CHECK(!memcmp(r, w, 16384));
 	/* A range out of bounds fails the command and changes nothing. */
 	rg[0].slba = 601;
@@ -256,7 +246,7 @@ static void zeroes_dealloc_flush(struct h *h, struct hq *q)
 	s.cdw11 = NVQ_DSM_AD;
 	h_prp(h, &s, rg, 2 * sizeof(*rg));
 	CHECK_ST(rw_sqe(h, q, &s), GEN, NVQ_SC_LBA_RANGE);
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 601, 1, r, 4096));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 601, 1, r, 4096));
 	CHECK(!memcmp(r, w + 4096, 4096));
 	/* Without AD it is a hint: nothing changes. */
 	s = h_sqe(nvq_cmd_dsm);
@@ -265,8 +255,8 @@ static void zeroes_dealloc_flush(struct h *h, struct hq *q)
 	s.cdw11 = NVQ_DSM_IDR;
 	rg[0].slba = 601;
 	h_prp(h, &s, rg, sizeof(*rg));
-	CHECK_OK(rw_sqe(h, q, &s));
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 601, 1, r, 4096));
+	CHECK_ST_OK(rw_sqe(h, q, &s));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 601, 1, r, 4096));
 	CHECK(!memcmp(r, w + 4096, 4096));
 	/* Large deallocation: 256 ranges (the maximum), the whole ns. */
 	for (i = 0; i < 256; i++) {
@@ -279,14 +269,14 @@ static void zeroes_dealloc_flush(struct h *h, struct hq *q)
 	s.cdw10 = 255;
 	s.cdw11 = NVQ_DSM_AD;
 	h_prp(h, &s, rg, 4096);
-	CHECK_OK(rw_sqe(h, q, &s));
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 2, 600, 4, r, 16384));
+	CHECK_ST_OK(rw_sqe(h, q, &s));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 2, 600, 4, r, 16384));
 	for (i = 0; i < 4; i++)
 		CHECK(!memcmp(r + i * 4096, zero, 4096));
 
 	/* Flush: a namespace and all namespaces. */
-	CHECK_OK(h_rw(h, q, nvq_cmd_flush, 1, 0, 1, NULL, 0));
-	CHECK_OK(h_rw(h, q, nvq_cmd_flush, 0xffffffff, 0, 1, NULL, 0));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_flush, 1, 0, 1, NULL, 0));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_flush, 0xffffffff, 0, 1, NULL, 0));
 }
 
 /* CQE contents: SQ head, SQ id, CID, phase across many wraps. */
@@ -310,7 +300,7 @@ static void cqe_fields(struct h *h)
 		CHECK_EQ(c.cid, 0x1000 + i);
 		CHECK_EQ(c.sq_id, 3);
 		CHECK_EQ(c.sq_head, (i + 1) % 4);
-		CHECK_OK(NVQ_STATUS(c.status));
+		CHECK_ST_OK(NVQ_STATUS(c.status));
 	}
 	/* Batches of three (the most a 4-entry SQ holds). */
 	for (i = 0; i < 20; i++) {
@@ -324,7 +314,7 @@ static void cqe_fields(struct h *h)
 		h_ring(h, q);
 		for (k = 0; k < 3; k++) {
 			CHECK_EQ(h_reap(h, q, &c, H_TIMEOUT_MS), 0);
-			CHECK_OK(NVQ_STATUS(c.status));
+			CHECK_ST_OK(NVQ_STATUS(c.status));
 		}
 	}
 }
@@ -343,12 +333,12 @@ static void chained(void)
 
 	h_enable(h);
 	q = h_ioq(h, 1, 16, false, 0);
-	fill(w, len + 4096, 21);
+	fill_pattern(w, len + 4096, 21);
 	/* Harness-built lists (chain at entry 511), PRP1 offset 2048. */
-	CHECK_OK(h_rw(h, q, nvq_cmd_write, 1, 10, (uint32_t)(len / 4096),
-		      w + 2048, len - 2048));
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 10, (uint32_t)(len / 4096), r,
-		      len - 2048));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_write, 1, 10, (uint32_t)(len / 4096),
+			 w + 2048, len - 2048));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 10, (uint32_t)(len / 4096), r,
+			 len - 2048));
 	CHECK(!memcmp(w + 2048, r, len - 2048));
 
 	/* A list starting 8 bytes before the end of its page: its only
@@ -363,7 +353,7 @@ static void chained(void)
 		l2[i] = h_iova(h, r) + 4096ull * n;
 	s.prp2 = h_iova(h, l1) + 511 * 8;
 	memset(r, 0, 40960);
-	CHECK_OK(h_cmd(h, q, &s, NULL));
+	CHECK_ST_OK(h_cmd(h, q, &s, NULL));
 	CHECK(!memcmp(w + 2048, r, 40960));
 	/* A chain pointer with an offset is invalid. */
 	l1[511] = h_iova(h, l2) + 8;
@@ -375,15 +365,15 @@ static void chained(void)
 	h_enable(h);
 	q = h_ioq(h, 1, 16, false, 0);
 	w = h_alloc(h, 65536 * 512, NULL);
-	fill(w, 65536 * 512, 3);
-	CHECK_OK(h_rw(h, q, nvq_cmd_write, 1, 1, 65536, w, 65536 * 512));
+	fill_pattern(w, 65536 * 512, 3);
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_write, 1, 1, 65536, w, 65536 * 512));
 	memset(w, 0, 65536 * 512);
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 1, 65536, w, 65536 * 512));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 1, 65536, w, 65536 * 512));
 	{
 		uint8_t *x = malloc(65536 * 512);
 
 		CHECK(x);
-		fill(x, 65536 * 512, 3);
+		fill_pattern(x, 65536 * 512, 3);
 		CHECK(!memcmp(x, w, 65536 * 512));
 		free(x);
 	}
@@ -398,12 +388,12 @@ static void small_lba(void)
 
 	h_enable(h);
 	q = h_ioq(h, 1, 16, false, 0);
-	fill(w, 8192, 5);
-	CHECK_OK(h_rw(h, q, nvq_cmd_write, 1, 2047, 1, w, 512));
-	CHECK_OK(h_rw(h, q, nvq_cmd_write, 1, 3, 16, w, 8192));
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 3, 16, r, 8192));
+	fill_pattern(w, 8192, 5);
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_write, 1, 2047, 1, w, 512));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_write, 1, 3, 16, w, 8192));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 3, 16, r, 8192));
 	CHECK(!memcmp(w, r, 8192));
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 2047, 1, r, 512));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 2047, 1, r, 512));
 	CHECK(!memcmp(w, r, 512));
 	CHECK_ST(h_rw(h, q, nvq_cmd_read, 1, 2048, 1, r, 512), GEN,
 		 NVQ_SC_LBA_RANGE);

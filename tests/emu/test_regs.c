@@ -46,9 +46,9 @@ static void cap_fields(void)
 		uint8_t *b = h_alloc(h, 4096, NULL);
 
 		memset(b, 0x5a, 4096);
-		CHECK_OK(h_rw(h, q, nvq_cmd_write, 1, 3, 1, b, 4096));
+		CHECK_ST_OK(h_rw(h, q, nvq_cmd_write, 1, 3, 1, b, 4096));
 		memset(b, 0, 4096);
-		CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 3, 1, b, 4096));
+		CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 3, 1, b, 4096));
 		CHECK_EQ(b[4095], 0x5a);
 	}
 	h_close(h);
@@ -103,7 +103,7 @@ static void invalid_enables(void)
 	{
 		struct nvq_id_ctrl *id = h_alloc(h, 8192, NULL);
 
-		CHECK_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
+		CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
 		CHECK_EQ(id->sqes, 0x66);
 	}
 	h_disable(h);
@@ -137,7 +137,7 @@ static void cc_while_enabled(void)
 		 NVQ_SC_QUEUE_SIZE);
 	h->ops->reg_write32(h->t, NVQ_REG_CC,
 			    cc | NVQ_CQES_LOG2 << NVQ_CC_IOCQES_SHIFT);
-	CHECK_OK(h_create_cq(h, 1, 16, false, 0));
+	CHECK_ST_OK(h_create_cq(h, 1, 16, false, 0));
 	CHECK_ST(h_create_sq(h, 1, 16, 1), NVQ_SCT_CMD_SPECIFIC,
 		 NVQ_SC_QUEUE_SIZE);
 	h->ops->reg_write32(h->t, NVQ_REG_CC,
@@ -146,7 +146,7 @@ static void cc_while_enabled(void)
 	CHECK_ST(h_create_sq(h, 1, 16, 1), NVQ_SCT_CMD_SPECIFIC,
 		 NVQ_SC_QUEUE_SIZE);
 	h->ops->reg_write32(h->t, NVQ_REG_CC, h_cc_default());
-	CHECK_OK(h_create_sq(h, 1, 16, 1));
+	CHECK_ST_OK(h_create_sq(h, 1, 16, 1));
 
 	/* MPS 1, CSS 1, AMS 1 and reserved bits written while enabled. */
 	h->ops->reg_write32(h->t, NVQ_REG_CC,
@@ -159,8 +159,8 @@ static void cc_while_enabled(void)
 	CHECK_EQ(h->ops->reg_read32(h->t, NVQ_REG_AQA), aqa);
 	/* Still running with 4 KiB pages: an I/O queue pair works. */
 	b = h_alloc(h, 8192, NULL);
-	CHECK_OK(h_rw(h, h_ioq(h, 2, 16, false, 0), nvq_cmd_read, 1, 0, 2, b,
-		      8192));
+	CHECK_ST_OK(h_rw(h, h_ioq(h, 2, 16, false, 0), nvq_cmd_read, 1, 0, 2, b,
+			 8192));
 	CHECK(!(h->ops->reg_read32(h->t, NVQ_REG_CSTS) & NVQ_CSTS_CFS));
 	h_close(h);
 }

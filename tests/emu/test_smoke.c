@@ -14,15 +14,15 @@ int main(void)
 	int i;
 
 	h_enable(h);
-	CHECK_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
 	CHECK(!memcmp(id->mn, "nvq emulated controller", 23));
-	CHECK_OK(h_set_nr_queues(h, 4, 4, &dw0));
+	CHECK_ST_OK(h_set_nr_queues(h, 4, 4, &dw0));
 	CHECK_EQ(dw0, NVQ_NUM_QUEUES(4, 4));
 	q = h_ioq(h, 1, 64, false, 0);
 	for (i = 0; i < 8192; i++)
 		w[i] = (uint8_t)(i * 7 + 3);
-	CHECK_OK(h_rw(h, q, nvq_cmd_write, 1, 10, 2, w, 8192));
-	CHECK_OK(h_rw(h, q, nvq_cmd_read, 1, 10, 2, r, 8192));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_write, 1, 10, 2, w, 8192));
+	CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 10, 2, r, 8192));
 	CHECK(!memcmp(w, r, 8192));
 	h_close(h);
 	return 0;

@@ -61,7 +61,7 @@ static void *io_worker(void *arg)
 		h_ring(h, w->q);
 		wait_cqe(w);
 		CHECK_EQ(h_reap(h, w->q, &c, H_TIMEOUT_MS), 0);
-		CHECK_OK(NVQ_STATUS(c.status));
+		CHECK_ST_OK(NVQ_STATUS(c.status));
 		memset(b, 0, 8192);
 		s = h_sqe(nvq_cmd_read);
 		s.nsid = 1;
@@ -72,7 +72,7 @@ static void *io_worker(void *arg)
 		h_ring(h, w->q);
 		wait_cqe(w);
 		CHECK_EQ(h_reap(h, w->q, &c, H_TIMEOUT_MS), 0);
-		CHECK_OK(NVQ_STATUS(c.status));
+		CHECK_ST_OK(NVQ_STATUS(c.status));
 		for (i = 0; i < 8192; i += 511)
 			CHECK_EQ(b[i], (uint8_t)(r + w->id));
 	}
@@ -96,7 +96,7 @@ static void *churn(void *arg)
 		s.nsid = 1;
 		s.cdw10 = 5000;
 		s.prp1 = iova;
-		CHECK_OK(h_cmd(h, q, &s, NULL));
+		CHECK_ST_OK(h_cmd(h, q, &s, NULL));
 		CHECK_EQ(o->dma_unmap(h->t, p, 4096), 0);
 		/* The device may no longer write it. */
 		memset(p, 0x11, 4096);
@@ -139,7 +139,7 @@ int main(void)
 	CHECK_EQ(pthread_create(&th[NQ], NULL, churn, q[NQ]), 0);
 	/* Admin traffic and register reads meanwhile. */
 	for (r = 0; r < ROUNDS; r++) {
-		CHECK_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
+		CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
 		CHECK_EQ(h->ops->reg_read32(h->t, NVQ_REG_CSTS) &
 				 (NVQ_CSTS_RDY | NVQ_CSTS_CFS),
 			 NVQ_CSTS_RDY);

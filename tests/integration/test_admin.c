@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "testutil.h"
 #include "ctrl.h"
 
 static struct nvq_ctrl *c;

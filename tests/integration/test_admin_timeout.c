@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "testutil.h"
 #include "ctrl.h"
 
 static int busy_slots(struct nvq_ctrl *c)

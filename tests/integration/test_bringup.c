@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "testutil.h"
 
 static void test_defaults(void)
 {

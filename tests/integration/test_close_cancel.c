@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "testutil.h"
 
 #define N 12
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "testutil.h"
 
 static void test_uris(void)
 {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "testutil.h"
 #include "nvq/spec.h"
 #include "internal.h"
 #include "transport.h"

@@ -12,19 +12,20 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "testutil.h"
 
 #define SIZE (4u << 20)
 
 int main(void)
 {
-	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char path[256], uri[512];
 	struct nvq_ctrl *c;
 	char *w = malloc(SIZE), *r = malloc(SIZE);
 	int fd, round;
 
 	CHECK(w && r);
-	snprintf(path, sizeof(path), "%s/nvq-itest-%d.img", tmp, (int)getpid());
+	snprintf(path, sizeof(path), "%s/nvq-itest-%d.img", test_tmpdir(),
+		 (int)getpid());
 	unlink(path);
 	snprintf(uri, sizeof(uri), "emu:file=%s,size=4M,ns=2,lbads=9", path);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "testutil.h"
 #include "ctrl.h"
 
 #define N 64

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "testutil.h"
 
 static void check_ns(struct nvq_ctrl *c, uint32_t nsid, uint32_t lbsz,
 		     uint64_t bytes)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "testutil.h"
 #include "queue.h"
 #include "transport.h"
 

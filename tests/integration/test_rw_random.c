@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "testutil.h"
 
 #define SLOT (512u << 10) /* buffer space per request */
 #define MAX_INFLIGHT 8
@@ -26,7 +27,7 @@ static uint64_t seed = 42;
 
 static uint64_t rnd(uint64_t n)
 {
-	return rnd_next(&seed) % n;
+	return test_rand(&seed) % n;
 }
 
 static int overlaps(const struct ext *e, int n, uint64_t slba, uint32_t nlb)
@@ -109,7 +110,7 @@ static void run(const char *uri, unsigned int rounds)
 				       (size_t)nlb * lbsz);
 			} else {
 				fill_pattern(e[i].buf, (size_t)nlb * lbsz,
-					     rnd_next(&seed));
+					     test_rand(&seed));
 				CHECK_OK(nvq_write(q, 1, e[i].buf, slba, nlb,
 						   flags, count_cb, &cnt));
 				cmds += (nlb + maxb - 1) / maxb;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "testutil.h"
 #include "ctrl.h"
 
 #define QD 32

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "testutil.h"
 #include "ctrl.h"
 
 #define ROUNDS 300

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "testutil.h"
 
 static void test_counts(const char *uri, uint32_t mdts_bytes)
 {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "testutil.h"
 
 #define BIG (3u << 20)
 

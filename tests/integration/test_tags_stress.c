@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "testutil.h"
 #include "tags.h"
 
 #define NR_TAGS 7
@@ -44,7 +45,7 @@ static void *worker(void *arg)
 	uint64_t seed = (uint64_t)self;
 
 	for (i = 0; i < ROUNDS; i++) {
-		int held[3], n = (int)(rnd_next(&seed) % 3) + 1, got = 0;
+		int held[3], n = (int)(test_rand(&seed) % 3) + 1, got = 0;
 
 		for (j = 0; j < n; j++) {
 			int t = nvq_tags_get(&tags);

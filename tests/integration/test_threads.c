@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "testutil.h"
 #include "ctrl.h"
 
 #define THREADS 4
@@ -93,9 +94,9 @@ static void *worker_main(void *arg)
 
 	/* Stress: random reads and writes in our region. */
 	for (i = 0; i < REQS; i++) {
-		uint64_t b = rnd_next(&seed) % REGION;
+		uint64_t b = test_rand(&seed) % REGION;
 
-		submit(w, n++, (int)(rnd_next(&seed) & 1), base + b,
+		submit(w, n++, (int)(test_rand(&seed) & 1), base + b,
 		       w->buf + b * 4096);
 	}
 	wait_done(w, n);

@@ -19,7 +19,7 @@ static void uri(const char *in, const char *want, bool want_stamped)
 			"perf_stamp_uri(%s) = %s (stamped %d), expected %s "
 			"(stamped %d)\n",
 			in, out ? out : "NULL", stamped, want, want_stamped);
-		check_failures++;
+		check_exit_fail();
 	}
 }
 
@@ -44,23 +44,23 @@ int main(void)
 
 	/* submit 1000..1100, posted at 5000, callback at 5400 */
 	CHECK(perf_devtime_split(1000, 1100, 5400, 5000, &host, &dev));
-	CHECK_EQ_U(host, 400);
-	CHECK_EQ_U(dev, 3900);
-	CHECK_EQ_U(host + dev, 5400 - 1100);
+	CHECK_EQ(host, 400);
+	CHECK_EQ(dev, 3900);
+	CHECK_EQ(host + dev, 5400 - 1100);
 	/* Across a 2^32 ns boundary of the clock. */
 	t0 = (5ull << 32) - 300;
 	CHECK(perf_devtime_split(t0, t0 + 100, t0 + 1000, (uint32_t)(t0 + 600),
 				 &host, &dev));
-	CHECK_EQ_U(host, 400);
-	CHECK_EQ_U(dev, 500);
+	CHECK_EQ(host, 400);
+	CHECK_EQ(dev, 500);
 	/* Callback before the submit call returned (a completion thread):
 	 * clat is 0, the device time too. */
 	CHECK(perf_devtime_split(1000, 2000, 1500, 1200, &host, &dev));
-	CHECK_EQ_U(host, 300);
-	CHECK_EQ_U(dev, 0);
+	CHECK_EQ(host, 300);
+	CHECK_EQ(dev, 0);
 	/* Stamps from before the submit or after the callback: rejected. */
 	CHECK(!perf_devtime_split(1000, 1100, 5400, 900, &host, &dev));
 	CHECK(!perf_devtime_split(1000, 1100, 5400, 5401, &host, &dev));
 	CHECK(!perf_devtime_split(1000, 1100, 5400, 0, &host, &dev));
-	CHECK_DONE();
+	return T_EXIT_PASS;
 }

@@ -64,7 +64,7 @@ static void stamps(const char *uri, bool stamped)
 	o.nr_queues = 1;
 	if (nvq_open(uri, &o, &c)) {
 		fprintf(stderr, "nvq_open(%s): %s\n", uri, nvq_errmsg());
-		check_failures++;
+		check_exit_fail();
 		return;
 	}
 	q = nvq_ctrl_queue(c, 0);
@@ -79,7 +79,7 @@ static void stamps(const char *uri, bool stamped)
 			CHECK((uint32_t)(io.dw1 - (uint32_t)t0) <=
 			      (uint32_t)(io.t2 - t0));
 		else
-			CHECK_EQ_U(io.dw1, 0);
+			CHECK_EQ(io.dw1, 0);
 	}
 	nvq_dma_free(c, buf);
 	nvq_close(c);
@@ -101,14 +101,14 @@ static void lock_mode(bool single, bool exclusive)
 	q = nvq_ctrl_queue(c, 1);
 	if (exclusive) {
 		/* Exclusive queues take no lock at all, switch or not. */
-		CHECK_EQ_U(q->lock_mode, NVQ_LOCK_NONE);
+		CHECK_EQ(q->lock_mode, NVQ_LOCK_NONE);
 		CHECK(!q->sq_locked && !q->cq_locked);
 	} else if (single) {
-		CHECK_EQ_U(q->lock_mode, NVQ_LOCK_SINGLE);
+		CHECK_EQ(q->lock_mode, NVQ_LOCK_SINGLE);
 		CHECK(q->cq_lockp == &q->sq_lock);
 		CHECK(q->sq_locked && q->cq_locked);
 	} else {
-		CHECK_EQ_U(q->lock_mode, NVQ_LOCK_SPLIT);
+		CHECK_EQ(q->lock_mode, NVQ_LOCK_SPLIT);
 		CHECK(q->cq_lockp == &q->cq_lock);
 	}
 	buf = nvq_dma_alloc(c, 4096, -1);
@@ -125,5 +125,5 @@ int main(void)
 	lock_mode(false, false);
 	lock_mode(true, false);
 	lock_mode(true, true);
-	CHECK_DONE();
+	return T_EXIT_PASS;
 }

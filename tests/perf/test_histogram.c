@@ -68,9 +68,9 @@ static void check_set(const char *name, unsigned int n)
 	sorted_min = data[0];
 	sorted_max = data[n - 1];
 
-	CHECK_EQ_U(h.n, n);
-	CHECK_EQ_U(h.min, sorted_min);
-	CHECK_EQ_U(h.max, sorted_max);
+	CHECK_EQ(h.n, n);
+	CHECK_EQ(h.min, sorted_min);
+	CHECK_EQ(h.max, sorted_max);
 	CHECK(fabs(perf_hist_mean(&h) - mean) <= 1e-9 * mean);
 	CHECK(fabs(perf_hist_stddev(&h) - sqrt(var)) <= 1e-6 * sqrt(var));
 
@@ -100,9 +100,9 @@ static void check_set(const char *name, unsigned int n)
 
 	/* Merging the two halves gives the same histogram. */
 	perf_hist_merge(&h1, &h2);
-	CHECK_EQ_U(h1.n, h.n);
-	CHECK_EQ_U(h1.min, h.min);
-	CHECK_EQ_U(h1.max, h.max);
+	CHECK_EQ(h1.n, h.n);
+	CHECK_EQ(h1.min, h.min);
+	CHECK_EQ(h1.max, h.max);
 	CHECK(h1.sum == h.sum && h1.sumsq == h.sumsq);
 	CHECK(!memcmp(h1.bucket, h.bucket, sizeof(h.bucket)));
 	printf("%-12s n=%u worst percentile error %.4f %%\n", name, n,
@@ -118,35 +118,35 @@ static void test_layout(void)
 	for (i = 0; i < PERF_HIST_BUCKETS; i++) {
 		perf_hist_bucket_range(i, &lo, &hi);
 		if (i)
-			CHECK_EQ_U(lo, prev_hi + 1);
+			CHECK_EQ(lo, prev_hi + 1);
 		CHECK(hi >= lo);
 		/* Width at most 1/128 of the bucket's lower bound. */
 		CHECK(hi - lo + 1 <= 1 || (hi - lo + 1) * 128 <= lo);
-		CHECK_EQ_U(perf_hist_index(lo), i);
-		CHECK_EQ_U(perf_hist_index(hi), i);
+		CHECK_EQ(perf_hist_index(lo), i);
+		CHECK_EQ(perf_hist_index(hi), i);
 		prev_hi = hi;
 	}
-	CHECK_EQ_U(prev_hi, (1ull << PERF_HIST_MAX_BITS) - 1);
+	CHECK_EQ(prev_hi, (1ull << PERF_HIST_MAX_BITS) - 1);
 	/* Beyond the range: last bucket, but max stays exact. */
-	CHECK_EQ_U(perf_hist_index(1ull << 40), PERF_HIST_BUCKETS - 1);
-	CHECK_EQ_U(perf_hist_index(UINT64_MAX), PERF_HIST_BUCKETS - 1);
+	CHECK_EQ(perf_hist_index(1ull << 40), PERF_HIST_BUCKETS - 1);
+	CHECK_EQ(perf_hist_index(UINT64_MAX), PERF_HIST_BUCKETS - 1);
 	perf_hist_init(&h);
 	perf_hist_add(&h, 1ull << 40);
-	CHECK_EQ_U(h.max, 1ull << 40);
-	CHECK_EQ_U(perf_hist_percentile(&h, 50), 1ull << 40);
+	CHECK_EQ(h.max, 1ull << 40);
+	CHECK_EQ(perf_hist_percentile(&h, 50), 1ull << 40);
 
 	/* Empty histogram. */
 	perf_hist_init(&h);
-	CHECK_EQ_U(perf_hist_percentile(&h, 99), 0);
+	CHECK_EQ(perf_hist_percentile(&h, 99), 0);
 	CHECK(perf_hist_mean(&h) == 0 && perf_hist_stddev(&h) == 0);
 
 	/* Nearest rank: p99.99 of 10000 values is the 9999th. */
-	CHECK_EQ_U(perf_pct_rank(99.99, 10000), 9999);
-	CHECK_EQ_U(perf_pct_rank(50, 1), 1);
-	CHECK_EQ_U(perf_pct_rank(1, 100), 1);
-	CHECK_EQ_U(perf_pct_rank(1, 101), 2);
-	CHECK_EQ_U(perf_pct_rank(100, 7), 7);
-	CHECK_EQ_U(perf_pct_rank(0, 7), 1);
+	CHECK_EQ(perf_pct_rank(99.99, 10000), 9999);
+	CHECK_EQ(perf_pct_rank(50, 1), 1);
+	CHECK_EQ(perf_pct_rank(1, 100), 1);
+	CHECK_EQ(perf_pct_rank(1, 101), 2);
+	CHECK_EQ(perf_pct_rank(100, 7), 7);
+	CHECK_EQ(perf_pct_rank(0, 7), 1);
 }
 
 int main(void)
@@ -186,5 +186,5 @@ int main(void)
 		data[i] = 123456;
 	check_set("constant", 1000);
 	CHECK(perf_hist_stddev(&h) == 0);
-	CHECK_DONE();
+	return T_EXIT_PASS;
 }

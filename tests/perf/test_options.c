@@ -32,11 +32,11 @@ static void reject(const char **words, const char *needle, int line)
 	if (rc != -EINVAL) {
 		fprintf(stderr, "%s:%d: expected -EINVAL, got %d\n", __FILE__,
 			line, rc);
-		check_failures++;
+		check_exit_fail();
 	} else if (!strstr(err, needle)) {
 		fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__,
 			line, err, needle);
-		check_failures++;
+		check_exit_fail();
 	}
 	perf_opts_free(&o);
 }
@@ -262,10 +262,10 @@ static void test_lock(void)
 	perf_opts_free(&o);
 	CHECK(!parse(&o, ARGS("--shared-queue", "--threads", "3", "--compare",
 			      "--lock split;--lock single")));
-	CHECK_EQ_U(o.nr_configs, 2);
+	CHECK_EQ(o.nr_configs, 2);
 	CHECK(!o.configs[0].single_lock && o.configs[1].single_lock);
 	CHECK(o.configs[0].shared_queue && o.configs[1].shared_queue);
-	CHECK_EQ_U(o.configs[1].threads, 3);
+	CHECK_EQ(o.configs[1].threads, 3);
 	perf_opts_free(&o);
 
 	REJECT("--lock", "--lock", "double");
@@ -286,5 +286,5 @@ int main(void)
 	test_all_options();
 	test_compare();
 	test_rejects();
-	CHECK_DONE();
+	return T_EXIT_PASS;
 }

@@ -239,5 +239,5 @@ int main(void)
 		perf_result_free(&res[i]);
 	perf_opts_free(&o);
 	perf_opts_free(&o1);
-	CHECK_DONE();
+	return T_EXIT_PASS;
 }

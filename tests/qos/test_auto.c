@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "qos_test.h"
+#include "qos_helpers.h"
 
 static char *root;
 
@@ -69,19 +69,9 @@ static int pick(char *reason, size_t len)
 {
 	int limit = -99;
 
-	CHECK_INT(nvq_qos_auto_pick(root, &limit, reason, len), 0);
+	CHECK_EQ(nvq_qos_auto_pick(root, &limit, reason, len), 0);
 	return limit;
 }
-
-#define CHECK_HAS(s, sub)                                                  \
-	do {                                                               \
-		if (!strstr((s), (sub))) {                                 \
-			fprintf(stderr,                                    \
-				"%s:%d: \"%s\" does not mention \"%s\"\n", \
-				__FILE__, __LINE__, (s), (sub));           \
-			test_fail();                                       \
-		}                                                          \
-	} while (0)
 
 static const struct state menu_like[] = {
 	{ "POLL", "0", "0" },
@@ -102,62 +92,62 @@ static void test_tables(void)
 
 	/* menu: C1 stays, C1E and C6 go. */
 	tree(2, "current_governor", "menu", menu_like, 4);
-	CHECK_INT(pick(r, sizeof(r)), 3);
-	CHECK_HAS(r, "menu");
-	CHECK_HAS(r, "C1 (exit latency 2 us)");
-	CHECK_HAS(r, "C1E (10 us)");
-	CHECK_HAS(r, "C6 (100 us)");
-	CHECK_HAS(r, "3 us");
+	CHECK_EQ(pick(r, sizeof(r)), 3);
+	CHECK_CONTAINS(r, "menu");
+	CHECK_CONTAINS(r, "C1 (exit latency 2 us)");
+	CHECK_CONTAINS(r, "C1E (10 us)");
+	CHECK_CONTAINS(r, "C6 (100 us)");
+	CHECK_CONTAINS(r, "3 us");
 
 	/* haltpoll honours only 0. */
 	tree(2, "current_governor", "haltpoll", haltpoll_like, 2);
-	CHECK_INT(pick(r, sizeof(r)), 0);
-	CHECK_HAS(r, "haltpoll");
+	CHECK_EQ(pick(r, sizeof(r)), 0);
+	CHECK_CONTAINS(r, "haltpoll");
 
 	/* The same table under menu: nothing deeper to forbid. */
 	tree(2, "current_governor", "menu", haltpoll_like, 2);
-	CHECK_INT(pick(r, sizeof(r)), NVQ_QOS_OFF);
-	CHECK_HAS(r, "haltpoll idle");
-	CHECK_HAS(r, "deepest");
+	CHECK_EQ(pick(r, sizeof(r)), NVQ_QOS_OFF);
+	CHECK_CONTAINS(r, "haltpoll idle");
+	CHECK_CONTAINS(r, "deepest");
 
 	/* C1 disabled by the admin: C1E is the shallowest that counts. */
 	memcpy(st, menu_like, sizeof(st));
 	st[1].disable = "1";
 	tree(1, "current_governor", "menu", st, 4);
-	CHECK_INT(pick(r, sizeof(r)), 11);
-	CHECK_HAS(r, "C1E (exit latency 10 us)");
+	CHECK_EQ(pick(r, sizeof(r)), 11);
+	CHECK_CONTAINS(r, "C1E (exit latency 10 us)");
 
 	/* A state whose latency is within the limit stays allowed too. */
 	memcpy(st, menu_like, sizeof(st));
 	st[2].latency = "3";
 	tree(1, "current_governor", "teo", st, 4);
-	CHECK_INT(pick(r, sizeof(r)), 3);
-	CHECK_HAS(r, "teo");
-	CHECK_HAS(r, "C1E (3 us) too");
+	CHECK_EQ(pick(r, sizeof(r)), 3);
+	CHECK_CONTAINS(r, "teo");
+	CHECK_CONTAINS(r, "C1E (3 us) too");
 
 	/* Only polling: nothing to limit. */
 	tree(1, "current_governor", "menu", menu_like, 1);
-	CHECK_INT(pick(r, sizeof(r)), NVQ_QOS_OFF);
-	CHECK_HAS(r, "polling");
+	CHECK_EQ(pick(r, sizeof(r)), NVQ_QOS_OFF);
+	CHECK_CONTAINS(r, "polling");
 
 	/* No cpuidle at all. */
 	tree(2, "current_governor", NULL, NULL, 0);
-	CHECK_INT(pick(r, sizeof(r)), NVQ_QOS_OFF);
-	CHECK_HAS(r, "no cpuidle");
+	CHECK_EQ(pick(r, sizeof(r)), NVQ_QOS_OFF);
+	CHECK_CONTAINS(r, "no cpuidle");
 
 	/* Older kernels: only the read-only governor file; no disable. */
 	memcpy(st, menu_like, sizeof(st));
 	st[1].disable = NULL;
 	tree(1, "current_governor_ro", "ladder", st, 4);
-	CHECK_INT(pick(r, sizeof(r)), 3);
-	CHECK_HAS(r, "ladder");
+	CHECK_EQ(pick(r, sizeof(r)), 3);
+	CHECK_CONTAINS(r, "ladder");
 
 	/* A broken table is reported, not trusted. */
 	memcpy(st, menu_like, sizeof(st));
 	st[2].latency = "ten";
 	tree(1, "current_governor", "menu", st, 4);
-	CHECK_INT(pick(r, sizeof(r)), NVQ_QOS_OFF);
-	CHECK_HAS(r, "cannot read");
+	CHECK_EQ(pick(r, sizeof(r)), NVQ_QOS_OFF);
+	CHECK_CONTAINS(r, "cannot read");
 }
 
 /* Through a controller: what info reports and what lands in the file. */
@@ -169,55 +159,55 @@ static void test_ctrl_auto(void)
 	struct fake_queue q;
 
 	tree(2, "current_governor", "menu", menu_like, 4);
-	CHECK_INT(nvq_qos_set_sysfs_root(root), 0);
-	CHECK_INT(nvq_qos_ctrl_create(&qc), 0);
-	CHECK_INT(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_MAX), 0);
-	CHECK_INT(nvq_qos_set_limit(qc, NVQ_QOS_AUTO), 0);
+	CHECK_EQ(nvq_qos_set_sysfs_root(root), 0);
+	CHECK_EQ(nvq_qos_ctrl_create(&qc), 0);
+	CHECK_EQ(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_MAX), 0);
+	CHECK_EQ(nvq_qos_set_limit(qc, NVQ_QOS_AUTO), 0);
 	nvq_qos_info(qc, &info);
-	CHECK_INT(info.limit_us, NVQ_QOS_AUTO);
-	CHECK_INT(info.effective_us, 3);
-	CHECK_HAS(info.reason, "C1");
+	CHECK_EQ(info.limit_us, NVQ_QOS_AUTO);
+	CHECK_EQ(info.effective_us, 3);
+	CHECK_CONTAINS(info.reason, "C1");
 	fq_init(&q, qc, cpus0);
 	fq_submit(&q);
-	CHECK_STR(fake_cpu_value(root, 0), "3");
+	CHECK_STREQ(fake_cpu_value(root, 0), "3");
 	fq_destroy(&q);
-	CHECK_STR(fake_cpu_value(root, 0), "0");
+	CHECK_STREQ(fake_cpu_value(root, 0), "0");
 	/* A fixed limit has no reason to give. */
-	CHECK_INT(nvq_qos_set_limit(qc, 7), 0);
+	CHECK_EQ(nvq_qos_set_limit(qc, 7), 0);
 	nvq_qos_info(qc, &info);
-	CHECK_STR(info.reason, "");
+	CHECK_STREQ(info.reason, "");
 	nvq_qos_ctrl_destroy(qc);
 
 	/* haltpoll: auto means "n/a" in the file. */
 	tree(1, "current_governor", "haltpoll", haltpoll_like, 2);
-	CHECK_INT(nvq_qos_set_sysfs_root(root), 0);
-	CHECK_INT(nvq_qos_ctrl_create(&qc), 0);
-	CHECK_INT(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_MAX), 0);
-	CHECK_INT(nvq_qos_set_limit(qc, NVQ_QOS_AUTO), 0);
+	CHECK_EQ(nvq_qos_set_sysfs_root(root), 0);
+	CHECK_EQ(nvq_qos_ctrl_create(&qc), 0);
+	CHECK_EQ(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_MAX), 0);
+	CHECK_EQ(nvq_qos_set_limit(qc, NVQ_QOS_AUTO), 0);
 	fq_init(&q, qc, cpus0);
 	fq_submit(&q);
-	CHECK_STR(fake_cpu_value(root, 0), "n/a");
+	CHECK_STREQ(fake_cpu_value(root, 0), "n/a");
 	fq_destroy(&q);
-	CHECK_STR(fake_cpu_value(root, 0), "0");
+	CHECK_STREQ(fake_cpu_value(root, 0), "0");
 	nvq_qos_ctrl_destroy(qc);
 
 	/* auto resolving to off arms nothing. */
 	tree(1, "current_governor", "menu", haltpoll_like, 2);
-	CHECK_INT(nvq_qos_set_sysfs_root(root), 0);
-	CHECK_INT(nvq_qos_ctrl_create(&qc), 0);
-	CHECK_INT(nvq_qos_set_limit(qc, NVQ_QOS_AUTO), 0);
+	CHECK_EQ(nvq_qos_set_sysfs_root(root), 0);
+	CHECK_EQ(nvq_qos_ctrl_create(&qc), 0);
+	CHECK_EQ(nvq_qos_set_limit(qc, NVQ_QOS_AUTO), 0);
 	fq_init(&q, qc, cpus0);
-	CHECK_INT(q.qos_idle, 0);
+	CHECK_EQ(q.qos_idle, 0);
 	nvq_qos_info(qc, &info);
-	CHECK_INT(info.effective_us, NVQ_QOS_OFF);
+	CHECK_EQ(info.effective_us, NVQ_QOS_OFF);
 	fq_destroy(&q);
 	nvq_qos_ctrl_destroy(qc);
 }
 
 int main(void)
 {
-	test_cleanup = cleanup;
-	CHECK_INT(nvq_qos_test_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
+	check_cleanup = cleanup;
+	CHECK_EQ(nvq_qos_test_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
 	test_tables();
 	test_ctrl_auto();
 	cleanup();

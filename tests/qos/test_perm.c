@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "qos_test.h"
+#include "qos_helpers.h"
 
 static char *root;
 static char dma_file[64];
@@ -38,51 +38,51 @@ static void expect_denied(struct nvq_qos_ctrl *qc, const char *path_part)
 
 	nvq_err_clear();
 	/* The setting stands; the message says why it does nothing. */
-	CHECK_INT(nvq_qos_set_limit(qc, 50), 0);
+	CHECK_EQ(nvq_qos_set_limit(qc, 50), 0);
 	if (!strstr(nvq_errmsg(), path_part) ||
 	    !strstr(nvq_errmsg(), "Permission denied")) {
 		fprintf(stderr, "unclear message: \"%s\"\n", nvq_errmsg());
-		test_fail();
+		check_exit_fail();
 	}
 	nvq_qos_info(qc, &info);
-	CHECK_INT(info.effective_us, 50);
+	CHECK_EQ(info.effective_us, 50);
 	CHECK(strstr(info.status, path_part));
 
 	fq_init(&q, qc, cpus01);
-	CHECK_INT(q.qos_idle, 1);
+	CHECK_EQ(q.qos_idle, 1);
 	fq_submit(&q);
 	/* Quiet from now on: no slow path per batch. */
-	CHECK_INT(q.qos_idle, 0);
+	CHECK_EQ(q.qos_idle, 0);
 	fq_submit(&q);
 	nvq_qos_queue_stats(q.qos, &st);
-	CHECK_INT(st.applies, 0);
+	CHECK_EQ(st.applies, 0);
 	CHECK(!st.active);
-	CHECK_STR(fake_cpu_value(root, 0), "0");
-	CHECK_STR(fake_cpu_value(root, 1), "0");
+	CHECK_STREQ(fake_cpu_value(root, 0), "0");
+	CHECK_STREQ(fake_cpu_value(root, 1), "0");
 	nvq_qos_info(qc, &info);
 	CHECK(strstr(info.status, path_part));
 	fq_destroy(&q);
-	CHECK_INT(nvq_qos_set_limit(qc, NVQ_QOS_OFF), 0);
+	CHECK_EQ(nvq_qos_set_limit(qc, NVQ_QOS_OFF), 0);
 }
 
 static int body(void)
 {
 	struct nvq_qos_ctrl *qc;
 
-	CHECK_INT(nvq_qos_set_backend(NVQ_QOS_BACKEND_SYSFS), 0);
-	CHECK_INT(nvq_qos_set_sysfs_root(root), 0);
-	CHECK_INT(nvq_qos_ctrl_create(&qc), 0);
-	CHECK_INT(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_MAX), 0);
+	CHECK_EQ(nvq_qos_set_backend(NVQ_QOS_BACKEND_SYSFS), 0);
+	CHECK_EQ(nvq_qos_set_sysfs_root(root), 0);
+	CHECK_EQ(nvq_qos_ctrl_create(&qc), 0);
+	CHECK_EQ(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_MAX), 0);
 	expect_denied(qc, "pm_qos_resume_latency_us");
 
 	/* With the global fallback denied as well: both named. */
-	CHECK_INT(nvq_qos_set_dma_latency_path(dma_file), 0);
+	CHECK_EQ(nvq_qos_set_dma_latency_path(dma_file), 0);
 	expect_denied(qc, dma_file);
 	CHECK(strstr(nvq_errmsg(), "pm_qos_resume_latency_us"));
 	CHECK(!nvq_qos_dma_latency_open());
 
 	/* The knob can still go off and on, and the controller close. */
-	CHECK_INT(nvq_qos_set_backend(NVQ_QOS_BACKEND_DMA_LATENCY), 0);
+	CHECK_EQ(nvq_qos_set_backend(NVQ_QOS_BACKEND_DMA_LATENCY), 0);
 	expect_denied(qc, dma_file);
 	nvq_qos_ctrl_destroy(qc);
 	return 0;
@@ -94,7 +94,7 @@ int main(void)
 	int cpu, fd, status;
 	pid_t pid;
 
-	test_cleanup = cleanup;
+	check_cleanup = cleanup;
 	root = fake_root(2, "0");
 	for (cpu = 0; cpu < 2; cpu++) {
 		snprintf(
@@ -119,7 +119,7 @@ int main(void)
 	pid = fork();
 	CHECK(pid >= 0);
 	if (!pid) {
-		test_cleanup = NULL;
+		check_cleanup = NULL;
 		if (setgid(65534) || setuid(65534)) {
 			perror("setuid nobody");
 			_exit(2);
@@ -128,9 +128,9 @@ int main(void)
 		prctl(PR_SET_DUMPABLE, 1);
 		exit(body());
 	}
-	CHECK_INT(waitpid(pid, &status, 0), pid);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFEXITED(status));
-	CHECK_INT(WEXITSTATUS(status), 0);
+	CHECK_EQ(WEXITSTATUS(status), 0);
 	cleanup();
 	return 0;
 }

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "qos_test.h"
+#include "qos_helpers.h"
 
 #define CPU0 "/sys/devices/system/cpu/cpu0/power/pm_qos_resume_latency_us"
 #define DMA "/dev/cpu_dma_latency"
@@ -74,37 +74,37 @@ static void test_sysfs(void)
 	struct fake_queue q;
 	char buf[32];
 
-	CHECK_INT(nvq_qos_set_backend(NVQ_QOS_BACKEND_SYSFS), 0);
-	CHECK_INT(nvq_qos_set_sysfs_root(NULL), 0);
-	CHECK_INT(nvq_qos_ctrl_create(&qc), 0);
-	CHECK_INT(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_MAX), 0);
-	CHECK_INT(nvq_qos_set_limit(qc, 20), 0);
+	CHECK_EQ(nvq_qos_set_backend(NVQ_QOS_BACKEND_SYSFS), 0);
+	CHECK_EQ(nvq_qos_set_sysfs_root(NULL), 0);
+	CHECK_EQ(nvq_qos_ctrl_create(&qc), 0);
+	CHECK_EQ(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_MAX), 0);
+	CHECK_EQ(nvq_qos_set_limit(qc, 20), 0);
 	nvq_qos_info(qc, &info);
-	CHECK_STR(info.status, "");
+	CHECK_STREQ(info.status, "");
 	fq_init(&q, qc, cpus0);
 
 	fq_submit(&q);
-	CHECK_STR(cpu0_value(), expected(20, buf, sizeof(buf)));
-	CHECK_INT(nvq_qos_set_limit(qc, 0), 0);
-	CHECK_STR(cpu0_value(), "n/a");
-	CHECK_INT(nvq_qos_set_limit(qc, NVQ_QOS_OFF), 0);
-	CHECK_STR(cpu0_value(), orig);
+	CHECK_STREQ(cpu0_value(), expected(20, buf, sizeof(buf)));
+	CHECK_EQ(nvq_qos_set_limit(qc, 0), 0);
+	CHECK_STREQ(cpu0_value(), "n/a");
+	CHECK_EQ(nvq_qos_set_limit(qc, NVQ_QOS_OFF), 0);
+	CHECK_STREQ(cpu0_value(), orig);
 
 	/* Released by the timer. */
-	CHECK_INT(nvq_qos_set_limit(qc, 0), 0);
-	CHECK_INT(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_DEFAULT), 0);
+	CHECK_EQ(nvq_qos_set_limit(qc, 0), 0);
+	CHECK_EQ(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_DEFAULT), 0);
 	fq_submit(&q);
 	CHECK(WAIT_FOR((nvq_qos_queue_stats(q.qos, &st), st.releases == 2),
 		       10));
-	CHECK_STR(cpu0_value(), orig);
-	CHECK_INT(st.applies, 2);
+	CHECK_STREQ(cpu0_value(), orig);
+	CHECK_EQ(st.applies, 2);
 
 	/* Released by closing. */
-	CHECK_INT(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_MAX), 0);
+	CHECK_EQ(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_MAX), 0);
 	fq_submit(&q);
-	CHECK_STR(cpu0_value(), "n/a");
+	CHECK_STREQ(cpu0_value(), "n/a");
 	nvq_qos_ctrl_destroy(qc);
-	CHECK_STR(cpu0_value(), orig);
+	CHECK_STREQ(cpu0_value(), orig);
 	fq_destroy(&q);
 }
 
@@ -114,7 +114,7 @@ static int32_t dma_value(void)
 	int fd = open(DMA, O_RDONLY);
 
 	CHECK(fd >= 0);
-	CHECK_INT(read(fd, &v, sizeof(v)), sizeof(v));
+	CHECK_EQ(read(fd, &v, sizeof(v)), sizeof(v));
 	close(fd);
 	return v;
 }
@@ -131,17 +131,17 @@ static void test_dma(void)
 		return;
 	}
 	before = dma_value();
-	CHECK_INT(nvq_qos_set_backend(NVQ_QOS_BACKEND_DMA_LATENCY), 0);
-	CHECK_INT(nvq_qos_ctrl_create(&qc), 0);
-	CHECK_INT(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_MAX), 0);
-	CHECK_INT(nvq_qos_set_limit(qc, 20), 0);
+	CHECK_EQ(nvq_qos_set_backend(NVQ_QOS_BACKEND_DMA_LATENCY), 0);
+	CHECK_EQ(nvq_qos_ctrl_create(&qc), 0);
+	CHECK_EQ(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_MAX), 0);
+	CHECK_EQ(nvq_qos_set_limit(qc, 20), 0);
 	fq_init(&q, qc, cpus0);
 	fq_submit(&q);
-	CHECK_INT(dma_value(), before < 20 ? before : 20);
+	CHECK_EQ(dma_value(), before < 20 ? before : 20);
 	fq_destroy(&q);
-	CHECK_INT(dma_value(), before);
+	CHECK_EQ(dma_value(), before);
 	/* cpu0's file was never touched by this backend. */
-	CHECK_STR(cpu0_value(), orig);
+	CHECK_STREQ(cpu0_value(), orig);
 	nvq_qos_ctrl_destroy(qc);
 }
 
@@ -161,14 +161,10 @@ int main(void)
 {
 	int status;
 
-	if (geteuid() != 0) {
-		printf("SKIP: needs root to write %s\n", CPU0);
-		return TEST_SKIP;
-	}
-	if (nvq_qos_read_text(CPU0, orig, sizeof(orig)) < 0) {
-		printf("SKIP: %s not present\n", CPU0);
-		return TEST_SKIP;
-	}
+	if (geteuid() != 0)
+		SKIP("needs root to write %s", CPU0);
+	if (nvq_qos_read_text(CPU0, orig, sizeof(orig)) < 0)
+		SKIP("%s not present", CPU0);
 	orig_len = strlen(orig);
 	printf("cpu0 resume latency before: \"%s\"\n", orig);
 
@@ -185,13 +181,13 @@ int main(void)
 	if (!child) {
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
-		test_cleanup = put_back;
+		check_cleanup = put_back;
 		test_sysfs();
 		test_dma();
-		CHECK_STR(cpu0_value(), orig);
+		CHECK_STREQ(cpu0_value(), orig);
 		exit(0);
 	}
-	CHECK_INT(waitpid(child, &status, 0), child);
+	CHECK_EQ(waitpid(child, &status, 0), child);
 	child = 0;
 	if (strcmp(cpu0_value(), orig)) {
 		fprintf(stderr, "%s left at \"%s\", was \"%s\"\n", CPU0,

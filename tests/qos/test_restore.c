@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "qos_test.h"
+#include "qos_helpers.h"
 
 #define OLD "250"
 
@@ -129,40 +129,40 @@ static void run(enum how how, const char *name)
 	if (!pid) {
 		close(fds[0]);
 		report_fd = fds[1];
-		test_cleanup = NULL;
+		check_cleanup = NULL;
 		child(how);
 	}
 	close(fds[1]);
 	msg = get_msg(fds[0]);
 	if (strcmp(msg, "n/a")) {
 		fprintf(stderr, "%s: child saw \"%s\", not n/a\n", name, msg);
-		test_fail();
+		check_exit_fail();
 	}
 	if (how == KILL_TERM)
 		CHECK(!kill(pid, SIGTERM));
-	CHECK_INT(waitpid(pid, &status, 0), pid);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	switch (how) {
 	case RAISE_TERM:
 	case KILL_TERM:
 		CHECK(WIFSIGNALED(status));
-		CHECK_INT(WTERMSIG(status), SIGTERM);
+		CHECK_EQ(WTERMSIG(status), SIGTERM);
 		break;
 	case RAISE_INT:
 		CHECK(WIFSIGNALED(status));
-		CHECK_INT(WTERMSIG(status), SIGINT);
+		CHECK_EQ(WTERMSIG(status), SIGINT);
 		break;
 	case EXIT:
 		CHECK(WIFEXITED(status));
-		CHECK_INT(WEXITSTATUS(status), 3);
+		CHECK_EQ(WEXITSTATUS(status), 3);
 		break;
 	case CHAIN:
 		CHECK(WIFEXITED(status));
-		CHECK_INT(WEXITSTATUS(status), 42);
-		CHECK_STR(get_msg(fds[0]), "handler:0");
+		CHECK_EQ(WEXITSTATUS(status), 42);
+		CHECK_STREQ(get_msg(fds[0]), "handler:0");
 		break;
 	case IGNORED:
 		CHECK(WIFEXITED(status));
-		CHECK_INT(WEXITSTATUS(status), 0);
+		CHECK_EQ(WEXITSTATUS(status), 0);
 		break;
 	}
 	close(fds[0]);
@@ -171,16 +171,16 @@ static void run(enum how how, const char *name)
 		fprintf(stderr, "%s: files not restored: cpu0 \"%s\"", name,
 			fake_cpu_value(root, 0));
 		fprintf(stderr, " cpu1 \"%s\"\n", fake_cpu_value(root, 1));
-		test_fail();
+		check_exit_fail();
 	}
 }
 
 int main(void)
 {
-	test_cleanup = cleanup;
+	check_cleanup = cleanup;
 	root = fake_root(2, "0");
 	/* The real backend's logic on a fake tree. */
-	CHECK_INT(nvq_qos_set_backend(NVQ_QOS_BACKEND_SYSFS), 0);
+	CHECK_EQ(nvq_qos_set_backend(NVQ_QOS_BACKEND_SYSFS), 0);
 	run(RAISE_TERM, "raise SIGTERM");
 	run(RAISE_INT, "raise SIGINT");
 	run(KILL_TERM, "SIGTERM from outside");

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "qos_test.h"
+#include "qos_helpers.h"
 
 static char *root;
 
@@ -72,34 +72,34 @@ static void test_busy_stays_idle_goes(void)
 	struct fake_queue q;
 	pthread_t t;
 
-	CHECK_INT(nvq_qos_ctrl_create(&qc), 0);
+	CHECK_EQ(nvq_qos_ctrl_create(&qc), 0);
 	/* Generous: only a stall of half a second would look like idling. */
-	CHECK_INT(nvq_qos_set_timeout(qc, 500), 0);
-	CHECK_INT(nvq_qos_set_limit(qc, 0), 0);
+	CHECK_EQ(nvq_qos_set_timeout(qc, 500), 0);
+	CHECK_EQ(nvq_qos_set_limit(qc, 0), 0);
 	fq_init(&q, qc, cpus0);
 	nvq_qos_record_reset();
 
 	s = (struct submitter){
 		.q = &q, .sq_lock = &lock, .batches = 400, .pause_us = 1000
 	};
-	CHECK_INT(pthread_create(&t, NULL, submit_loop, &s), 0);
+	CHECK_EQ(pthread_create(&t, NULL, submit_loop, &s), 0);
 	CHECK(WAIT_FOR(nvq_qos_record_current(0) == 0, 10));
-	CHECK_INT(pthread_join(t, NULL), 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
 	/* Busy all along: applied once, never released in between. */
-	CHECK_INT(count_cpu(0, 0), 1);
-	CHECK_INT(count_cpu(0, NVQ_QOS_NONE), 0);
+	CHECK_EQ(count_cpu(0, 0), 1);
+	CHECK_EQ(count_cpu(0, NVQ_QOS_NONE), 0);
 
 	/* Stopped: released by the timer, without any call from us. */
 	CHECK(WAIT_FOR(nvq_qos_record_current(0) == NVQ_QOS_NONE, 10));
-	CHECK_STR(fake_cpu_value(root, 0), "0");
-	CHECK_INT(READ_ONCE(q.qos_idle), 1);
+	CHECK_STREQ(fake_cpu_value(root, 0), "0");
+	CHECK_EQ(READ_ONCE(q.qos_idle), 1);
 	nvq_qos_queue_stats(q.qos, &st);
-	CHECK_INT(st.applies, 1);
-	CHECK_INT(st.releases, 1);
+	CHECK_EQ(st.applies, 1);
+	CHECK_EQ(st.releases, 1);
 	CHECK(st.held_ns > 0);
 
 	/* The default 3 ms: one batch, released, and back with the next. */
-	CHECK_INT(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_DEFAULT), 0);
+	CHECK_EQ(nvq_qos_set_timeout(qc, NVQ_QOS_TIMEOUT_MS_DEFAULT), 0);
 	fq_submit(&q);
 	CHECK(WAIT_FOR(READ_ONCE(q.qos_idle) == 1, 10));
 	CHECK(WAIT_FOR(nvq_qos_record_current(0) == NVQ_QOS_NONE, 10));
@@ -107,10 +107,10 @@ static void test_busy_stays_idle_goes(void)
 	CHECK(WAIT_FOR(READ_ONCE(q.qos_idle) == 1, 10));
 	CHECK(WAIT_FOR(nvq_qos_record_current(0) == NVQ_QOS_NONE, 10));
 	nvq_qos_queue_stats(q.qos, &st);
-	CHECK_INT(st.applies, 3);
-	CHECK_INT(st.releases, 3);
-	CHECK_INT(count_cpu(0, 0), 3);
-	CHECK_STR(fake_cpu_value(root, 0), "0");
+	CHECK_EQ(st.applies, 3);
+	CHECK_EQ(st.releases, 3);
+	CHECK_EQ(count_cpu(0, 0), 3);
+	CHECK_STREQ(fake_cpu_value(root, 0), "0");
 
 	fq_destroy(&q);
 	nvq_qos_ctrl_destroy(qc);
@@ -128,11 +128,11 @@ static void *knob_loop(void *arg)
 	int i;
 
 	for (i = 0; i < k->rounds; i++) {
-		CHECK_INT(nvq_qos_set_limit(k->qc, limits[i % 5]), 0);
-		CHECK_INT(nvq_qos_set_timeout(k->qc, 1 + i % 3), 0);
+		CHECK_EQ(nvq_qos_set_limit(k->qc, limits[i % 5]), 0);
+		CHECK_EQ(nvq_qos_set_timeout(k->qc, 1 + i % 3), 0);
 		usleep(2000);
 	}
-	CHECK_INT(nvq_qos_set_limit(k->qc, 10), 0);
+	CHECK_EQ(nvq_qos_set_limit(k->qc, 10), 0);
 	return NULL;
 }
 
@@ -149,13 +149,13 @@ static void check_log(int cpu)
 		if (rec.value == last) {
 			fprintf(stderr, "cpu%d: record %u repeats %d\n", cpu, i,
 				rec.value);
-			test_fail();
+			check_exit_fail();
 		}
 		last = rec.value;
 		changes++;
 	}
 	CHECK(changes > 0);
-	CHECK_INT(last, NVQ_QOS_NONE);
+	CHECK_EQ(last, NVQ_QOS_NONE);
 }
 
 static void test_races(void)
@@ -170,12 +170,12 @@ static void test_races(void)
 	pthread_t t[4];
 	int i;
 
-	CHECK_INT(nvq_qos_ctrl_create(&a), 0);
-	CHECK_INT(nvq_qos_ctrl_create(&b), 0);
-	CHECK_INT(nvq_qos_set_timeout(a, 1), 0);
-	CHECK_INT(nvq_qos_set_timeout(b, 1), 0);
-	CHECK_INT(nvq_qos_set_limit(a, 30), 0);
-	CHECK_INT(nvq_qos_set_limit(b, 5), 0);
+	CHECK_EQ(nvq_qos_ctrl_create(&a), 0);
+	CHECK_EQ(nvq_qos_ctrl_create(&b), 0);
+	CHECK_EQ(nvq_qos_set_timeout(a, 1), 0);
+	CHECK_EQ(nvq_qos_set_timeout(b, 1), 0);
+	CHECK_EQ(nvq_qos_set_limit(a, 30), 0);
+	CHECK_EQ(nvq_qos_set_limit(b, 5), 0);
 	fq_init(&qa, a, cpus01);
 	fq_init(&qb, b, cpus12);
 	nvq_qos_record_reset();
@@ -186,15 +186,15 @@ static void test_races(void)
 	s[2] = (struct submitter){ &qb, &lock_b, 3000, 0, 3 };
 	k = (struct knobber){ b, 100 };
 	for (i = 0; i < 3; i++)
-		CHECK_INT(pthread_create(&t[i], NULL, submit_loop, &s[i]), 0);
-	CHECK_INT(pthread_create(&t[3], NULL, knob_loop, &k), 0);
+		CHECK_EQ(pthread_create(&t[i], NULL, submit_loop, &s[i]), 0);
+	CHECK_EQ(pthread_create(&t[3], NULL, knob_loop, &k), 0);
 	/* Meanwhile a waiter wanders across CPUs. */
 	for (i = 0; i < 200; i++) {
 		nvq_qos_note_cpu(qa.qos, 2 + i % 2);
 		usleep(500);
 	}
 	for (i = 0; i < 4; i++)
-		CHECK_INT(pthread_join(t[i], NULL), 0);
+		CHECK_EQ(pthread_join(t[i], NULL), 0);
 
 	CHECK(WAIT_FOR(nvq_qos_record_current(0) == NVQ_QOS_NONE &&
 			       nvq_qos_record_current(1) == NVQ_QOS_NONE &&
@@ -203,14 +203,14 @@ static void test_races(void)
 		       10));
 	for (i = 0; i < 3; i++) {
 		check_log(i);
-		CHECK_STR(fake_cpu_value(root, i), "0");
+		CHECK_STREQ(fake_cpu_value(root, i), "0");
 	}
 	nvq_qos_queue_stats(qa.qos, &st);
 	CHECK(st.applies > 0);
-	CHECK_INT(st.applies, st.releases);
+	CHECK_EQ(st.applies, st.releases);
 	CHECK(!st.active);
 	nvq_qos_queue_stats(qb.qos, &st);
-	CHECK_INT(st.applies, st.releases);
+	CHECK_EQ(st.applies, st.releases);
 
 	fq_destroy(&qa);
 	fq_destroy(&qb);
@@ -220,10 +220,10 @@ static void test_races(void)
 
 int main(void)
 {
-	test_cleanup = cleanup;
+	check_cleanup = cleanup;
 	root = fake_root(4, "0");
-	CHECK_INT(nvq_qos_test_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
-	CHECK_INT(nvq_qos_set_sysfs_root(root), 0);
+	CHECK_EQ(nvq_qos_test_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
+	CHECK_EQ(nvq_qos_set_sysfs_root(root), 0);
 	test_busy_stays_idle_goes();
 	test_races();
 	cleanup();

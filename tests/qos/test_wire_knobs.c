@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 
-#include "wire_test.h"
+#include "wire_helpers.h"
 
 static const char *root;
 
@@ -20,12 +20,12 @@ static void open_fails(int limit, unsigned int timeout, const char *what)
 	o.mode = NVQ_MODE_WAIT;
 	o.cpu_lat_limit_us = limit;
 	o.cpu_lat_timeout_ms = timeout;
-	CHECK_INT(nvq_open("emu:size=1M", &o, &c), -EINVAL);
+	CHECK_EQ(nvq_open("emu:size=1M", &o, &c), -EINVAL);
 	CHECK(c == NULL);
 	if (!strstr(nvq_errmsg(), what)) {
 		fprintf(stderr, "message \"%s\" lacks \"%s\"\n", nvq_errmsg(),
 			what);
-		test_fail();
+		check_exit_fail();
 	}
 }
 
@@ -34,8 +34,8 @@ static void test_opts(void)
 	struct nvq_opts o;
 
 	nvq_opts_init(&o);
-	CHECK_INT(o.cpu_lat_limit_us, NVQ_QOS_OFF);
-	CHECK_INT(o.cpu_lat_timeout_ms, NVQ_QOS_TIMEOUT_MS_DEFAULT);
+	CHECK_EQ(o.cpu_lat_limit_us, NVQ_QOS_OFF);
+	CHECK_EQ(o.cpu_lat_timeout_ms, NVQ_QOS_TIMEOUT_MS_DEFAULT);
 	open_fails(-3, 0, "CPU latency limit -3");
 	open_fails(NVQ_QOS_LIMIT_MAX + 1, 0, "CPU latency limit");
 	open_fails(NVQ_QOS_OFF, NVQ_QOS_TIMEOUT_MS_MAX + 1,
@@ -56,46 +56,46 @@ static void test_runtime(void)
 	qc = nvq_ctrl_qos(c);
 	CHECK(qc != NULL);
 	nvq_qos_info(qc, &info);
-	CHECK_INT(info.limit_us, NVQ_QOS_OFF);
-	CHECK_INT(info.timeout_ms, NVQ_QOS_TIMEOUT_MS_MAX);
+	CHECK_EQ(info.limit_us, NVQ_QOS_OFF);
+	CHECK_EQ(info.timeout_ms, NVQ_QOS_TIMEOUT_MS_MAX);
 	q = nvq_ctrl_queue(c, 0);
 
 	/* off: I/O places nothing */
 	cpu = wire_io(c, q, 4);
-	CHECK_INT(nvq_qos_record_count(), 0);
+	CHECK_EQ(nvq_qos_record_count(), 0);
 
 	/* N: the next batch applies it */
-	CHECK_INT(nvq_qos_set_limit(qc, 40), 0);
-	CHECK_INT(nvq_qos_record_count(), 0);
-	CHECK_INT(wire_io(c, q, 1), cpu);
+	CHECK_EQ(nvq_qos_set_limit(qc, 40), 0);
+	CHECK_EQ(nvq_qos_record_count(), 0);
+	CHECK_EQ(wire_io(c, q, 1), cpu);
 	CHECK_CPU_US(cpu, 40);
-	CHECK_STR(fake_cpu_value(root, cpu), "40");
+	CHECK_STREQ(fake_cpu_value(root, cpu), "40");
 
 	/* 0 on a busy queue: at once, without another I/O */
-	CHECK_INT(nvq_qos_set_limit(qc, 0), 0);
+	CHECK_EQ(nvq_qos_set_limit(qc, 0), 0);
 	CHECK_CPU_US(cpu, 0);
-	CHECK_STR(fake_cpu_value(root, cpu), "n/a");
+	CHECK_STREQ(fake_cpu_value(root, cpu), "n/a");
 
 	/* off: released at once, previous text back */
-	CHECK_INT(nvq_qos_set_limit(qc, NVQ_QOS_OFF), 0);
+	CHECK_EQ(nvq_qos_set_limit(qc, NVQ_QOS_OFF), 0);
 	CHECK_CPU_US(cpu, NVQ_QOS_NONE);
-	CHECK_STR(fake_cpu_value(root, cpu), "0");
+	CHECK_STREQ(fake_cpu_value(root, cpu), "0");
 	nvq_qos_queue_stats(nvq_queue_qos(q), &st);
-	CHECK_INT(st.applies, 1);
-	CHECK_INT(st.releases, 1);
+	CHECK_EQ(st.applies, 1);
+	CHECK_EQ(st.releases, 1);
 	wire_io(c, q, 4);
 	CHECK_CPU_US(cpu, NVQ_QOS_NONE);
 
 	/* The timeout lowered at runtime releases an idle queue. */
-	CHECK_INT(nvq_qos_set_limit(qc, 25), 0);
+	CHECK_EQ(nvq_qos_set_limit(qc, 25), 0);
 	wire_io(c, q, 2);
 	CHECK_CPU_US(cpu, 25);
-	CHECK_INT(nvq_qos_set_timeout(qc, 5), 0);
+	CHECK_EQ(nvq_qos_set_timeout(qc, 5), 0);
 	CHECK(WAIT_FOR(nvq_qos_record_current(cpu) == NVQ_QOS_NONE, 10));
-	CHECK_STR(fake_cpu_value(root, cpu), "0");
+	CHECK_STREQ(fake_cpu_value(root, cpu), "0");
 	nvq_qos_queue_stats(nvq_queue_qos(q), &st);
-	CHECK_INT(st.applies, 2);
-	CHECK_INT(st.releases, 2);
+	CHECK_EQ(st.applies, 2);
+	CHECK_EQ(st.releases, 2);
 	nvq_close(c);
 }
 
@@ -138,27 +138,27 @@ static void test_auto(void)
 	c = wire_open(NULL, NVQ_MODE_THREAD, 1, NVQ_QOS_AUTO,
 		      NVQ_QOS_TIMEOUT_MS_MAX);
 	nvq_qos_info(nvq_ctrl_qos(c), &info);
-	CHECK_INT(info.limit_us, NVQ_QOS_AUTO);
-	CHECK_INT(info.effective_us, 3);
+	CHECK_EQ(info.limit_us, NVQ_QOS_AUTO);
+	CHECK_EQ(info.effective_us, 3);
 	CHECK(strstr(info.reason, "C1") != NULL);
 	q = nvq_ctrl_queue(c, 0);
 	cpu = wire_io(c, q, 2);
 	CHECK_CPU_US(cpu, 3);
-	CHECK_STR(fake_cpu_value(root, cpu), "3");
+	CHECK_STREQ(fake_cpu_value(root, cpu), "3");
 	nvq_close(c);
-	CHECK_STR(fake_cpu_value(root, cpu), "0");
+	CHECK_STREQ(fake_cpu_value(root, cpu), "0");
 
 	/* haltpoll honours only 0: auto means no idle at all. */
 	cpuidle_tree("haltpoll");
 	c = wire_open(NULL, NVQ_MODE_THREAD, 1, NVQ_QOS_AUTO,
 		      NVQ_QOS_TIMEOUT_MS_MAX);
 	nvq_qos_info(nvq_ctrl_qos(c), &info);
-	CHECK_INT(info.effective_us, 0);
+	CHECK_EQ(info.effective_us, 0);
 	CHECK(strstr(info.reason, "haltpoll") != NULL);
 	cpu = wire_io(c, nvq_ctrl_queue(c, 0), 2);
-	CHECK_STR(fake_cpu_value(root, cpu), "n/a");
+	CHECK_STREQ(fake_cpu_value(root, cpu), "n/a");
 	nvq_close(c);
-	CHECK_STR(fake_cpu_value(root, cpu), "0");
+	CHECK_STREQ(fake_cpu_value(root, cpu), "0");
 }
 
 int main(void)

@@ -3,7 +3,7 @@
  * Queues that need no limit get none: poll mode (the CPU spins anyway)
  * even with a limit set, and wait mode with the limit off (the default).
  */
-#include "wire_test.h"
+#include "wire_helpers.h"
 
 int main(void)
 {
@@ -17,14 +17,14 @@ int main(void)
 	q = nvq_ctrl_queue(c, 0);
 	CHECK(nvq_queue_qos(q) == NULL);
 	wire_io(c, q, 16);
-	CHECK_INT(nvq_qos_record_count(), 0);
+	CHECK_EQ(nvq_qos_record_count(), 0);
 	nvq_qos_queue_stats(nvq_queue_qos(q), &st);
-	CHECK_INT(st.applies, 0);
-	CHECK_INT(st.held_ns, 0);
+	CHECK_EQ(st.applies, 0);
+	CHECK_EQ(st.held_ns, 0);
 	/* The knob still works (and still applies to no poll queue). */
-	CHECK_INT(nvq_qos_set_limit(nvq_ctrl_qos(c), 10), 0);
+	CHECK_EQ(nvq_qos_set_limit(nvq_ctrl_qos(c), 10), 0);
 	wire_io(c, q, 4);
-	CHECK_INT(nvq_qos_record_count(), 0);
+	CHECK_EQ(nvq_qos_record_count(), 0);
 	nvq_close(c);
 
 	/* nvq_opts_init(): off by default. */
@@ -32,10 +32,10 @@ int main(void)
 	q = nvq_ctrl_queue(c, 0);
 	CHECK(nvq_queue_qos(q) != NULL);
 	wire_io(c, q, 16);
-	CHECK_INT(nvq_qos_record_count(), 0);
+	CHECK_EQ(nvq_qos_record_count(), 0);
 	nvq_close(c);
 
 	for (cpu = 0; cpu < wire_ncpus(); cpu++)
-		CHECK_STR(fake_cpu_value(root, cpu), "0");
+		CHECK_STREQ(fake_cpu_value(root, cpu), "0");
 	return 0;
 }

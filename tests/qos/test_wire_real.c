@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "wire_test.h"
+#include "wire_helpers.h"
 
 #define MAX_CPUS 64
 #define FILE_FMT "/sys/devices/system/cpu/cpu%d/power/pm_qos_resume_latency_us"
@@ -65,57 +65,51 @@ static void checks(void)
 	int cpu, other;
 
 	unsetenv("NVQ_SYSFS_ROOT");
-	CHECK_INT(nvq_qos_set_backend(NVQ_QOS_BACKEND_SYSFS), 0);
-	CHECK_INT(nvq_qos_set_sysfs_root(NULL), 0);
+	CHECK_EQ(nvq_qos_set_backend(NVQ_QOS_BACKEND_SYSFS), 0);
+	CHECK_EQ(nvq_qos_set_sysfs_root(NULL), 0);
 	c = wire_open(NULL, NVQ_MODE_THREAD, 1, 0, NVQ_QOS_TIMEOUT_MS_MAX);
 	q = nvq_ctrl_queue(c, 0);
 
 	cpu = wire_io(c, q, 8);
 	CHECK(cpu >= 0 && cpu < ncpus);
-	CHECK_STR(value(cpu), "n/a");
+	CHECK_STREQ(value(cpu), "n/a");
 	for (other = 0; other < ncpus; other++)
 		if (other != cpu)
-			CHECK_STR(value(other), orig[other]);
+			CHECK_STREQ(value(other), orig[other]);
 
 	/* Released by the timer once the I/O stops. */
-	CHECK_INT(nvq_qos_set_timeout(nvq_ctrl_qos(c), 3), 0);
+	CHECK_EQ(nvq_qos_set_timeout(nvq_ctrl_qos(c), 3), 0);
 	CHECK(WAIT_FOR((nvq_qos_queue_stats(nvq_queue_qos(q), &st),
 			st.releases == 1),
 		       10));
-	CHECK_STR(value(cpu), orig[cpu]);
+	CHECK_STREQ(value(cpu), orig[cpu]);
 
 	/* Released by nvq_close(). */
-	CHECK_INT(nvq_qos_set_timeout(nvq_ctrl_qos(c), NVQ_QOS_TIMEOUT_MS_MAX),
-		  0);
-	CHECK_INT(wire_io(c, q, 4), cpu);
-	CHECK_STR(value(cpu), "n/a");
+	CHECK_EQ(nvq_qos_set_timeout(nvq_ctrl_qos(c), NVQ_QOS_TIMEOUT_MS_MAX),
+		 0);
+	CHECK_EQ(wire_io(c, q, 4), cpu);
+	CHECK_STREQ(value(cpu), "n/a");
 	nvq_close(c);
-	CHECK_STR(value(cpu), orig[cpu]);
+	CHECK_STREQ(value(cpu), orig[cpu]);
 }
 
 int main(void)
 {
 	int cpu, status, bad = 0;
 
-	if (geteuid() != 0) {
-		printf("SKIP: needs root to write the PM QoS files\n");
-		return TEST_SKIP;
-	}
+	if (geteuid() != 0)
+		SKIP("needs root to write the PM QoS files");
 	ncpus = wire_ncpus() < MAX_CPUS ? wire_ncpus() : MAX_CPUS;
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		snprintf(path[cpu], sizeof(path[cpu]), FILE_FMT, cpu);
 		if (nvq_qos_read_text(path[cpu], orig[cpu], sizeof(orig[cpu])) <
-		    0) {
-			printf("SKIP: %s not present\n", path[cpu]);
-			return TEST_SKIP;
-		}
+		    0)
+			SKIP("%s not present", path[cpu]);
 		orig_len[cpu] = strlen(orig[cpu]);
 		printf("cpu%d resume latency before: \"%s\"\n", cpu, orig[cpu]);
 	}
-	if (access(path[0], W_OK)) {
-		printf("SKIP: %s is not writable\n", path[0]);
-		return TEST_SKIP;
-	}
+	if (access(path[0], W_OK))
+		SKIP("%s is not writable", path[0]);
 
 	fflush(NULL);
 	signal(SIGINT, on_signal);
@@ -125,11 +119,11 @@ int main(void)
 	if (!child) {
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
-		test_cleanup = put_back;
+		check_cleanup = put_back;
 		checks();
 		exit(0);
 	}
-	CHECK_INT(waitpid(child, &status, 0), child);
+	CHECK_EQ(waitpid(child, &status, 0), child);
 	child = 0;
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		if (strcmp(value(cpu), orig[cpu])) {

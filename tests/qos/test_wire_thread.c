@@ -6,7 +6,7 @@
  * (the strictest wins, the other's limit stays when it goes); nvq_close()
  * puts each file's previous text back. Recording backend, fake sysfs.
  */
-#include "wire_test.h"
+#include "wire_helpers.h"
 
 static void check_stats(struct nvq_queue *q, uint64_t applies,
 			uint64_t releases, bool active)
@@ -14,9 +14,9 @@ static void check_stats(struct nvq_queue *q, uint64_t applies,
 	struct nvq_qos_stats st;
 
 	nvq_qos_queue_stats(nvq_queue_qos(q), &st);
-	CHECK_INT(st.applies, applies);
-	CHECK_INT(st.releases, releases);
-	CHECK_INT(st.active, active);
+	CHECK_EQ(st.applies, applies);
+	CHECK_EQ(st.releases, releases);
+	CHECK_EQ(st.active, active);
 	CHECK(!active || st.held_ns > 0);
 }
 
@@ -32,7 +32,7 @@ int main(void)
 	a = wire_open(NULL, NVQ_MODE_THREAD, (unsigned int)nq, 50,
 		      NVQ_QOS_TIMEOUT_MS_MAX);
 	/* Nothing is held until a queue sees I/O. */
-	CHECK_INT(nvq_qos_record_count(), 0);
+	CHECK_EQ(nvq_qos_record_count(), 0);
 
 	/* Queue by queue: the completion CPU gets the limit, only it. */
 	CPU_ZERO(&seen);
@@ -45,7 +45,7 @@ int main(void)
 			cpu0 = cpu;
 		CPU_SET(cpu, &seen);
 		CHECK_CPU_US(cpu, 50);
-		CHECK_STR(fake_cpu_value(root, cpu), "50");
+		CHECK_STREQ(fake_cpu_value(root, cpu), "50");
 		check_stats(q, 1, 0, true);
 		wire_held(&held);
 		CHECK(CPU_EQUAL(&held, &seen));
@@ -53,7 +53,7 @@ int main(void)
 	}
 	for (other = 0; other < ncpus; other++)
 		if (!CPU_ISSET(other, &seen))
-			CHECK_STR(fake_cpu_value(root, other), "0");
+			CHECK_STREQ(fake_cpu_value(root, other), "0");
 
 	/*
 	 * A second controller: the same emulated vector layout puts its
@@ -61,18 +61,18 @@ int main(void)
 	 */
 	b = wire_open(NULL, NVQ_MODE_THREAD, 1, 20, NVQ_QOS_TIMEOUT_MS_MAX);
 	q = nvq_ctrl_queue(b, 0);
-	CHECK_INT(wire_io(b, q, 4), cpu0);
+	CHECK_EQ(wire_io(b, q, 4), cpu0);
 	CHECK_CPU_US(cpu0, 20);
-	CHECK_STR(fake_cpu_value(root, cpu0), "20");
+	CHECK_STREQ(fake_cpu_value(root, cpu0), "20");
 	nvq_close(b);
 	CHECK_CPU_US(cpu0, 50);
-	CHECK_STR(fake_cpu_value(root, cpu0), "50");
+	CHECK_STREQ(fake_cpu_value(root, cpu0), "50");
 
 	/* Close: every file says what it said before. */
 	nvq_close(a);
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		CHECK_CPU_US(cpu, NVQ_QOS_NONE);
-		CHECK_STR(fake_cpu_value(root, cpu), "0");
+		CHECK_STREQ(fake_cpu_value(root, cpu), "0");
 	}
 	return 0;
 }

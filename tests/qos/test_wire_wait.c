@@ -5,7 +5,7 @@
  * a new CPU, and is released within timeout + one period once the I/O
  * stops (the file's text back); a new burst applies it again.
  */
-#include "wire_test.h"
+#include "wire_helpers.h"
 
 /* Slow media: the caller really goes to sleep in nvq_wait(). */
 #define SLOW "size=1M,lat=1ms"
@@ -26,7 +26,7 @@ int main(void)
 
 	wire_io(c, q, 8);
 	CHECK_CPU_US(cpu_a, 0);
-	CHECK_STR(fake_cpu_value(root, cpu_a), "n/a");
+	CHECK_STREQ(fake_cpu_value(root, cpu_a), "n/a");
 	CPU_ZERO(&only);
 	CPU_SET(cpu_a, &only);
 	CHECK(wire_records_only(&only));
@@ -38,18 +38,18 @@ int main(void)
 		wire_pin(cpu_b);
 		wire_io(c, q, 8);
 		CHECK_CPU_US(cpu_b, 0);
-		CHECK_STR(fake_cpu_value(root, cpu_b), "n/a");
+		CHECK_STREQ(fake_cpu_value(root, cpu_b), "n/a");
 		CHECK_CPU_US(cpu_a, 0);
 		CPU_SET(cpu_b, &only);
 		wire_held(&held);
 		CHECK(CPU_EQUAL(&held, &only));
 	}
 	nvq_qos_queue_stats(nvq_queue_qos(q), &st);
-	CHECK_INT(st.applies, 1);
-	CHECK_INT(st.releases, 0);
+	CHECK_EQ(st.applies, 1);
+	CHECK_EQ(st.releases, 0);
 
 	/* No more I/O: released within 3 ms + one period (10 s cap). */
-	CHECK_INT(nvq_qos_set_timeout(nvq_ctrl_qos(c), 3), 0);
+	CHECK_EQ(nvq_qos_set_timeout(nvq_ctrl_qos(c), 3), 0);
 	CHECK(WAIT_FOR((nvq_qos_queue_stats(nvq_queue_qos(q), &st),
 			st.releases == 1),
 		       10));
@@ -57,12 +57,12 @@ int main(void)
 	CHECK(st.held_ns > 0);
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		CHECK_CPU_US(cpu, NVQ_QOS_NONE);
-		CHECK_STR(fake_cpu_value(root, cpu), "0");
+		CHECK_STREQ(fake_cpu_value(root, cpu), "0");
 	}
 
 	/* A new burst: the waiter's CPU is noted afresh. */
-	CHECK_INT(nvq_qos_set_timeout(nvq_ctrl_qos(c), NVQ_QOS_TIMEOUT_MS_MAX),
-		  0);
+	CHECK_EQ(nvq_qos_set_timeout(nvq_ctrl_qos(c), NVQ_QOS_TIMEOUT_MS_MAX),
+		 0);
 	nvq_qos_record_reset();
 	wire_io(c, q, 4);
 	CHECK_CPU_US(cpu_b, 0);
@@ -70,10 +70,10 @@ int main(void)
 	CPU_SET(cpu_b, &only);
 	CHECK(wire_records_only(&only));
 	nvq_qos_queue_stats(nvq_queue_qos(q), &st);
-	CHECK_INT(st.applies, 2);
+	CHECK_EQ(st.applies, 2);
 
 	nvq_close(c);
 	CHECK_CPU_US(cpu_b, NVQ_QOS_NONE);
-	CHECK_STR(fake_cpu_value(root, cpu_b), "0");
+	CHECK_STREQ(fake_cpu_value(root, cpu_b), "0");
 	return 0;
 }

@@ -22,7 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../integration/check.h"
+#include "check.h"
+#include "testutil.h"
 #include "ctrl.h"
 
 #define MAX_NS 16
@@ -34,15 +35,6 @@ static long want_mdts = -1, want_dbbuf = -1;
 static uint32_t want_lba[MAX_NS];
 static unsigned int nr_want_lba;
 static unsigned int ios = 200;
-
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 /* The byte at @off of the data written to LBA-relative byte @pos with
  * generation @gen: anything read back wrong shows. */
@@ -231,10 +223,11 @@ static void rw_verify(struct nvq_ctrl *c, enum nvq_mode mode,
 				io->q = nvq_ctrl_queue(c, i % nq);
 				io->nsid = nsids[k];
 				io->buf = mem + i * slot_bytes;
-				io->nlb = 1 + (uint32_t)(rnd(&seed) % most);
+				io->nlb =
+					1 + (uint32_t)(test_rand(&seed) % most);
 				/* Disjoint extents: slot i owns a stripe. */
 				io->slba = (nblocks / nslot) * i +
-					   rnd(&seed) %
+					   test_rand(&seed) %
 						   (nblocks / nslot - io->nlb);
 				fill(io->buf, (size_t)io->nlb * bs,
 				     io->slba * bs, gen + nsids[k]);

@@ -20,7 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../integration/check.h"
+#include "check.h"
+#include "testutil.h"
 
 #define USER_ID 1000
 

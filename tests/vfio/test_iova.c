@@ -8,7 +8,8 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "../integration/check.h"
+#include "check.h"
+#include "testutil.h"
 #include "vfio.h"
 
 #define K 1024ull

@@ -13,7 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../integration/check.h"
+#include "check.h"
+#include "testutil.h"
 #include "transport.h"
 #include "vfio.h"
 

@@ -4,14 +4,14 @@
  * through the public API with QoS options, I/O that reports the CPU its
  * completion ran on, and a fake sysfs tree under the recording backend.
  */
-#ifndef NVQ_TESTS_QOS_WIRE_TEST_H
-#define NVQ_TESTS_QOS_WIRE_TEST_H
+#ifndef NVQ_TESTS_QOS_WIRE_HELPERS_H
+#define NVQ_TESTS_QOS_WIRE_HELPERS_H
 
 #include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "qos_test.h"
+#include "qos_helpers.h"
 
 /* CPUs the machine has (at least 1, at most NVQ_QOS_MAX_CPUS). */
 int wire_ncpus(void);
@@ -45,6 +45,6 @@ void wire_held(cpu_set_t *set);
 bool wire_records_only(const cpu_set_t *allowed);
 
 /* Fail unless the last recorded value of @cpu is @us (NVQ_QOS_NONE: none). */
-#define CHECK_CPU_US(cpu, us) CHECK_INT(nvq_qos_record_current(cpu), us)
+#define CHECK_CPU_US(cpu, us) CHECK_EQ(nvq_qos_record_current(cpu), us)
 
-#endif /* NVQ_TESTS_QOS_WIRE_TEST_H */
+#endif /* NVQ_TESTS_QOS_WIRE_HELPERS_H */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Helpers of the QoS tests, see qos_test.h. */
+/* Helpers of the QoS tests, see qos_helpers.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -7,19 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "qos_test.h"
-
-void (*test_cleanup)(void);
-
-void test_fail(void)
-{
-	void (*fn)(void) = test_cleanup;
-
-	test_cleanup = NULL;
-	if (fn)
-		fn();
-	exit(1);
-}
+#include "qos_helpers.h"
 
 static void mkdirs(const char *path)
 {
@@ -32,7 +20,7 @@ static void mkdirs(const char *path)
 		*p = '\0';
 		if (mkdir(buf, 0755) && errno != EEXIST) {
 			fprintf(stderr, "mkdir %s: %s\n", buf, strerror(errno));
-			test_fail();
+			check_exit_fail();
 		}
 		*p = '/';
 	}
@@ -48,7 +36,7 @@ void fake_write(const char *root, const char *rel, const char *text)
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
 		fprintf(stderr, "write %s: %s\n", path, strerror(errno));
-		test_fail();
+		check_exit_fail();
 	}
 	close(fd);
 }
@@ -62,7 +50,7 @@ char *fake_root(int ncpus, const char *initial)
 	root = mkdtemp(tmpl);
 	if (!root) {
 		perror("mkdtemp");
-		test_fail();
+		check_exit_fail();
 	}
 	/* Other users (the permission test) must be able to look inside. */
 	chmod(root, 0755);
@@ -90,7 +78,7 @@ const char *fake_cpu_value(const char *root, int cpu)
 	fd = open(path, O_RDONLY);
 	if (fd < 0) {
 		fprintf(stderr, "open %s: %s\n", path, strerror(errno));
-		test_fail();
+		check_exit_fail();
 	}
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
@@ -122,13 +110,13 @@ void fq_init(struct fake_queue *fq, struct nvq_qos_ctrl *qc, const int *cpus)
 	cpu_set_t set;
 
 	memset(fq, 0, sizeof(*fq));
-	CHECK_INT(nvq_qos_queue_create(qc, &fq->submitted, &fq->qos_idle,
-				       &fq->qos),
-		  0);
+	CHECK_EQ(nvq_qos_queue_create(qc, &fq->submitted, &fq->qos_idle,
+				      &fq->qos),
+		 0);
 	CPU_ZERO(&set);
 	for (; cpus && *cpus >= 0; cpus++)
 		CPU_SET(*cpus, &set);
-	CHECK_INT(nvq_qos_queue_set_cpus(fq->qos, &set), 0);
+	CHECK_EQ(nvq_qos_queue_set_cpus(fq->qos, &set), 0);
 }
 
 void fq_submit(struct fake_queue *fq)

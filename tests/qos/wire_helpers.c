@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* Helpers of the QoS integration tests, see wire_test.h. */
+/* Helpers of the QoS integration tests, see wire_helpers.h. */
 #include <errno.h>
 #include <unistd.h>
 
-#include "wire_test.h"
+#include "wire_helpers.h"
 
 static char *root;
 
@@ -25,11 +25,11 @@ int wire_ncpus(void)
 const char *wire_fake_root(const char *initial)
 {
 	remove_root();
-	CHECK_INT(nvq_qos_test_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
+	CHECK_EQ(nvq_qos_test_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
 	root = fake_root(wire_ncpus(), initial);
-	CHECK_INT(nvq_qos_set_sysfs_root(root), 0);
+	CHECK_EQ(nvq_qos_set_sysfs_root(root), 0);
 	nvq_qos_record_reset();
-	test_cleanup = remove_root;
+	check_cleanup = remove_root;
 	atexit(remove_root);
 	return root;
 }
@@ -53,7 +53,7 @@ struct nvq_ctrl *wire_open(const char *params, enum nvq_mode mode,
 	rc = nvq_open(uri, &o, &c);
 	if (rc)
 		fprintf(stderr, "nvq_open(%s): %s\n", uri, nvq_errmsg());
-	CHECK_INT(rc, 0);
+	CHECK_EQ(rc, 0);
 	return c;
 }
 
@@ -83,7 +83,7 @@ int wire_io(struct nvq_ctrl *c, struct nvq_queue *q, unsigned int n)
 	for (i = 0; i < n; i++) {
 		d.done = 0;
 		d.err = 0;
-		CHECK_INT(nvq_read(q, 1, buf, i % 64, 1, 0, io_cb, &d), 0);
+		CHECK_EQ(nvq_read(q, 1, buf, i % 64, 1, 0, io_cb, &d), 0);
 		if (nvq_poll(q, 0) == -EINVAL) {
 			/* The completion thread reaps: wait for it (10 s cap
 			 * against a hang, not a timing assertion). */
@@ -96,8 +96,8 @@ int wire_io(struct nvq_ctrl *c, struct nvq_queue *q, unsigned int n)
 			while (!__atomic_load_n(&d.done, __ATOMIC_ACQUIRE))
 				CHECK(nvq_wait(q, 1, 10000) >= 0);
 		}
-		CHECK_INT(__atomic_load_n(&d.done, __ATOMIC_ACQUIRE), 1);
-		CHECK_INT(d.err, 0);
+		CHECK_EQ(__atomic_load_n(&d.done, __ATOMIC_ACQUIRE), 1);
+		CHECK_EQ(d.err, 0);
 	}
 	nvq_dma_free(c, buf);
 	return d.cpu;
@@ -109,8 +109,8 @@ void wire_pin(int cpu)
 
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	CHECK_INT(sched_setaffinity(0, sizeof(set), &set), 0);
-	CHECK_INT(sched_getcpu(), cpu);
+	CHECK_EQ(sched_setaffinity(0, sizeof(set), &set), 0);
+	CHECK_EQ(sched_getcpu(), cpu);
 }
 
 void wire_held(cpu_set_t *set)
