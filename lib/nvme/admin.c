@@ -13,7 +13,6 @@
 
 #include "ctrl.h"
 #include "internal.h"
-#include "prp.h"
 
 static const char *admin_name(uint8_t opc)
 {
@@ -107,7 +106,6 @@ int nvq_ctrl_admin(struct nvq_ctrl *c, struct nvq_sqe *sqe, void **bufp,
 {
 	void *buf = bufp ? *bufp : NULL;
 	struct nvq_admin_ctx *ctx = NULL;
-	struct nvq_cmd *cmd;
 	uint8_t opc = sqe->opcode;
 	unsigned int i;
 	int rc;
@@ -115,50 +113,39 @@ int nvq_ctrl_admin(struct nvq_ctrl *c, struct nvq_sqe *sqe, void **bufp,
 	if (status)
 		*status = 0;
 	pthread_mutex_lock(&c->admin_lock);
-	if (!c->aq) {
-		pthread_mutex_unlock(&c->admin_lock);
-		return nvq_err(-ENODEV, "%s: no admin queue", admin_name(opc));
-	}
 	for (i = 0; i < NVQ_ADMIN_DEPTH; i++) {
 		if (!c->actx[i].busy) {
 			ctx = &c->actx[i];
 			break;
 		}
 	}
-	cmd = ctx ? nvq_queue_get_cmds(c->aq, 1) : NULL;
-	if (!cmd) {
+	if (!ctx) {
 		pthread_mutex_unlock(&c->admin_lock);
 		return nvq_err(
 			-EBUSY,
 			"%s: every admin slot is held by a timed-out command",
 			admin_name(opc));
 	}
-	cmd->sqe = *sqe;
-	cmd->sqe.cid = cmd->cid;
-	if (buf && len) {
-		uint64_t iova;
-
-		rc = nvq_mem_iova(c->mem, NULL, buf, len, &iova);
-		if (!rc)
-			rc = nvq_prp_build(c->aq->pools, iova, len,
-					   &cmd->sqe.prp1, &cmd->sqe.prp2,
-					   &cmd->prp);
-		if (rc) {
-			nvq_queue_put_cmds(c->aq, cmd);
-			pthread_mutex_unlock(&c->admin_lock);
-			return nvq_err(rc, "%s: cannot map its %zu-byte buffer",
-				       admin_name(opc), len);
-		}
-		cmd->sqe.flags &= (uint8_t)~0xc0; /* PSDT: PRPs */
-	}
 	ctx->ctrl = c;
 	ctx->busy = true;
 	ctx->done = false;
 	ctx->abandoned = false;
 	ctx->buf = NULL;
-	cmd->cb = admin_done;
-	cmd->arg = ctx;
-	nvq_queue_post(c->aq, cmd, 0);
+	rc = c->ops->admin_submit(c, sqe, buf, len, admin_done, ctx);
+	if (rc) {
+		ctx->busy = false;
+		pthread_mutex_unlock(&c->admin_lock);
+		if (rc == -ENODEV)
+			return nvq_err(rc, "%s: no admin queue",
+				       admin_name(opc));
+		if (rc == -EBUSY)
+			return nvq_err(
+				rc,
+				"%s: every admin slot is held by a timed-out command",
+				admin_name(opc));
+		return nvq_err(rc, "%s: cannot map its %zu-byte buffer",
+			       admin_name(opc), len);
+	}
 
 	rc = admin_wait(c, ctx);
 	if (rc) {

@@ -68,6 +68,11 @@ struct nvq_ctrl_ops {
 	void (*reg_write32)(struct nvq_ctrl *c, uint32_t off, uint32_t val);
 	/* Give the controller its admin queue; before CC.EN is set. */
 	int (*admin_queue_create)(struct nvq_ctrl *c);
+	/* Send one admin command (@sqe's CID and data pointer are the
+	 * transport's) with @len bytes of DMA memory at @buf; @cb runs from
+	 * admin_reap. -ENODEV: no admin queue; -EBUSY: no free slot. */
+	int (*admin_submit)(struct nvq_ctrl *c, const struct nvq_sqe *sqe,
+			    void *buf, size_t len, nvq_cb cb, void *arg);
 	/* Reap admin completions (under admin_lock). */
 	void (*admin_reap)(struct nvq_ctrl *c);
 	/* Wait at most @max_ms for the admin queue to have news; @attempt

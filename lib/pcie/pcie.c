@@ -17,6 +17,7 @@
 
 #include "ctrl.h"
 #include "internal.h"
+#include "prp.h"
 #include "qos.h"
 
 static uint32_t pcie_reg_read32(struct nvq_ctrl *c, uint32_t off)
@@ -72,6 +73,44 @@ static int pcie_admin_queue_create(struct nvq_ctrl *c)
 			    NVQ_AQA(NVQ_ADMIN_DEPTH - 1, NVQ_ADMIN_DEPTH - 1));
 	t->ops->reg_write64(t, NVQ_REG_ASQ, asq_iova);
 	t->ops->reg_write64(t, NVQ_REG_ACQ, acq_iova);
+	return 0;
+}
+
+/*
+ * Place one admin command in the admin SQ: a slot, its PRPs for @buf
+ * (DMA memory) and the doorbell. -ENODEV without an admin queue, -EBUSY
+ * when every slot is taken (by commands that timed out).
+ */
+static int pcie_admin_submit(struct nvq_ctrl *c, const struct nvq_sqe *sqe,
+			     void *buf, size_t len, nvq_cb cb, void *arg)
+{
+	struct nvq_cmd *cmd;
+	int rc;
+
+	if (!c->aq)
+		return -ENODEV;
+	cmd = nvq_queue_get_cmds(c->aq, 1);
+	if (!cmd)
+		return -EBUSY;
+	cmd->sqe = *sqe;
+	cmd->sqe.cid = cmd->cid;
+	if (buf && len) {
+		uint64_t iova;
+
+		rc = nvq_mem_iova(c->mem, NULL, buf, len, &iova);
+		if (!rc)
+			rc = nvq_prp_build(c->aq->pools, iova, len,
+					   &cmd->sqe.prp1, &cmd->sqe.prp2,
+					   &cmd->prp);
+		if (rc) {
+			nvq_queue_put_cmds(c->aq, cmd);
+			return rc;
+		}
+		cmd->sqe.flags &= (uint8_t)~0xc0; /* PSDT: PRPs */
+	}
+	cmd->cb = cb;
+	cmd->arg = arg;
+	nvq_queue_post(c->aq, cmd, 0);
 	return 0;
 }
 
@@ -459,6 +498,7 @@ const struct nvq_ctrl_ops nvq_pcie_ctrl_ops = {
 	.reg_read64 = pcie_reg_read64,
 	.reg_write32 = pcie_reg_write32,
 	.admin_queue_create = pcie_admin_queue_create,
+	.admin_submit = pcie_admin_submit,
 	.admin_reap = pcie_admin_reap,
 	.admin_sleep = pcie_admin_sleep,
 	.io_queues_create = pcie_io_queues_create,
