@@ -15,7 +15,7 @@
 #include "internal.h"
 #include "mem.h"
 #include "nvq/nvq.h"
-#include "stub_transport.h"
+#include "stub_iommu.h"
 
 static struct nvq_transport *t;
 static struct nvq_mem *mem;

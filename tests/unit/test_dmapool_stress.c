@@ -12,7 +12,7 @@
 #include "check.h"
 #include "dmapool.h"
 #include "mem.h"
-#include "stub_transport.h"
+#include "stub_iommu.h"
 
 #define THREADS 4
 #define ROUNDS 30000

@@ -14,7 +14,7 @@
 #include "internal.h"
 #include "mem.h"
 #include "nvq/nvq.h"
-#include "stub_transport.h"
+#include "stub_iommu.h"
 
 #define PG 4096ul
 

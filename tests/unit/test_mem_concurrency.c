@@ -15,7 +15,7 @@
 
 #include "check.h"
 #include "mem.h"
-#include "stub_transport.h"
+#include "stub_iommu.h"
 
 #define PG 4096ul
 #define STABLE 16

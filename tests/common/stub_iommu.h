@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A transport for unit tests: no device, just an IOMMU that hands out
- * IOVAs from its own allocator (deliberately not the virtual address, and
- * with gaps between mappings) and remembers every mapping, so tests can
- * check translations and that everything was unmapped.
+ * A stub transport for unit tests of the memory and queue layers, which
+ * take a transport directly and never go through nvq_open(): no device,
+ * just an IOMMU that hands out IOVAs from its own allocator (deliberately
+ * not the virtual address, and with gaps between mappings) and remembers
+ * every mapping, so tests can check translations and that everything was
+ * unmapped; doorbell writes go to a hook the test may set. Registers read
+ * all-ones, as a device that is not there. (A device behind nvq_open() is
+ * fake_transport.h's job.)
  */
-#ifndef NVQ_STUB_TRANSPORT_H
-#define NVQ_STUB_TRANSPORT_H
+#ifndef NVQ_TESTS_STUB_IOMMU_H
+#define NVQ_TESTS_STUB_IOMMU_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +34,10 @@ unsigned int stub_map_calls(struct nvq_transport *t);
 /* Make the next @n dma_map calls succeed, then fail with -ENOSPC; -1 for
  * never fail. */
 void stub_fail_map_after(struct nvq_transport *t, int n);
+/* Call @fn on every doorbell write (NULL: ignore them, the default). */
+void stub_set_db_hook(struct nvq_transport *t,
+		      void (*fn)(struct nvq_transport *t, uint32_t off,
+				 uint32_t val));
 
 /*
  * Device view: the virtual address behind @iova in a live mapping, with
@@ -37,4 +45,4 @@ void stub_fail_map_after(struct nvq_transport *t, int n);
  */
 void *stub_iova_to_va(struct nvq_transport *t, uint64_t iova, size_t len);
 
-#endif /* NVQ_STUB_TRANSPORT_H */
+#endif /* NVQ_TESTS_STUB_IOMMU_H */

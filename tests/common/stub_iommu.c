@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* The unit tests' transport: a recording fake IOMMU (see the header). */
+/* The unit tests' stub transport: a recording fake IOMMU (see the header). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "stub_transport.h"
+#include "stub_iommu.h"
 
 struct mapping {
 	uintptr_t va;
@@ -22,6 +22,7 @@ struct stub {
 	unsigned int errors, map_calls;
 	int fail_after;
 	uint64_t next_iova;
+	void (*db_hook)(struct nvq_transport *t, uint32_t off, uint32_t val);
 };
 
 static struct stub *to_stub(struct nvq_transport *t)
@@ -115,6 +116,14 @@ static void stub_write64(struct nvq_transport *t, uint32_t off, uint64_t v)
 {
 }
 
+static void stub_db_write(struct nvq_transport *t, uint32_t off, uint32_t v)
+{
+	struct stub *s = to_stub(t);
+
+	if (s->db_hook)
+		s->db_hook(t, off, v);
+}
+
 static int stub_irq_fd(struct nvq_transport *t, unsigned int vector)
 {
 	return -EINVAL;
@@ -137,7 +146,7 @@ static const struct nvq_transport_ops stub_ops = {
 	.reg_read64 = stub_read64,
 	.reg_write32 = stub_write32,
 	.reg_write64 = stub_write64,
-	.db_write = stub_write32,
+	.db_write = stub_db_write,
 	.dma_map = stub_dma_map,
 	.dma_unmap = stub_dma_unmap,
 	.irq_fd = stub_irq_fd,
@@ -208,6 +217,13 @@ void stub_fail_map_after(struct nvq_transport *t, int n)
 	pthread_mutex_lock(&s->lock);
 	s->fail_after = n;
 	pthread_mutex_unlock(&s->lock);
+}
+
+void stub_set_db_hook(struct nvq_transport *t,
+		      void (*fn)(struct nvq_transport *t, uint32_t off,
+				 uint32_t val))
+{
+	to_stub(t)->db_hook = fn;
 }
 
 void *stub_iova_to_va(struct nvq_transport *t, uint64_t iova, size_t len)
