@@ -1,7 +1,7 @@
 #!/bin/sh
 # fio ioengine tests: Debian's fio binary loads the engine and runs jobs on
 # the emulated controller. One behaviour group per case; usage:
-#   fio_test.sh CASE
+#   test_fio.sh CASE
 # Environment (set by meson): FIO, NVQ_FIO_ENGINE (empty when the engine
 # was not built), NVQ_FIO_SKIP (why not), NVQ_FIO_PRELOAD (the sanitizer
 # runtime, which must come first in an uninstrumented fio).
@@ -10,7 +10,7 @@
 # shellcheck disable=SC2086,SC2046
 set -u
 
-case_name=${1:?usage: fio_test.sh CASE}
+case_name=${1:?usage: test_fio.sh CASE}
 
 fail() {
 	echo "FAIL [$case_name]: $*" >&2

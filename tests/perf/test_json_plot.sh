@@ -3,7 +3,7 @@
 # nvq-perf --json is accepted by `python3 -m json.tool` and has fio's
 # field names and exact I/O counts; --plot writes an SVG that python3's
 # xml.etree parses, with one labelled curve per compared configuration.
-PERF=${1:?usage: json_plot_test.sh PATH/TO/nvq-perf}
+PERF=${1:?usage: test_json_plot.sh PATH/TO/nvq-perf}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0

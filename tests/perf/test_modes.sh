@@ -3,7 +3,7 @@
 # nvq-perf in every completion mode, time- and count-based, with ramp,
 # several threads, large I/Os split by the driver and a sequential
 # workload: runs succeed and count exactly what they should.
-PERF=${1:?usage: modes_test.sh PATH/TO/nvq-perf}
+PERF=${1:?usage: test_modes.sh PATH/TO/nvq-perf}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0

@@ -4,7 +4,7 @@
 # split and single lock, in poll, wait and thread mode. Every run counts
 # exactly the I/Os asked for, reports the lock mode, and on the emulated
 # controller splits clat into device time and host overhead.
-PERF=${1:?usage: sharedq_test.sh PATH/TO/nvq-perf}
+PERF=${1:?usage: test_sharedq.sh PATH/TO/nvq-perf}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0

@@ -3,7 +3,7 @@
 # nvq-perf usage errors: each bad option or value exits 2 with a message
 # naming the option; --help exits 0. The device-dependent checks (LBA
 # size, namespace, region, queues) run against the emulated controller.
-PERF=${1:?usage: usage_test.sh PATH/TO/nvq-perf}
+PERF=${1:?usage: test_usage.sh PATH/TO/nvq-perf}
 fail=0
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

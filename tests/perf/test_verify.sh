@@ -3,7 +3,7 @@
 # nvq-perf --verify on a file-backed emulated controller: blocks written in
 # one process read back clean in another; after dd corrupts one block in
 # the backing file, a --verify read exits non-zero naming that LBA.
-PERF=${1:?usage: verify_test.sh PATH/TO/nvq-perf}
+PERF=${1:?usage: test_verify.sh PATH/TO/nvq-perf}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0

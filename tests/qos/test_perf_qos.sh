@@ -6,7 +6,7 @@
 # the limit, on the CPU that ran the completions, and leaves every file as
 # it found it; "auto" on a haltpoll table picks 0 and says why; the
 # options work inside --compare sets; poll mode needs no limit.
-PERF=${1:?usage: perf_qos_test.sh PATH/TO/nvq-perf}
+PERF=${1:?usage: test_perf_qos.sh PATH/TO/nvq-perf}
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -4,7 +4,7 @@
 # not NVMe, one without an IOMMU group or one that the driver does not
 # take fail (1) with a message; a device already where it should be is
 # fine (0). The real binding runs in the QEMU guest (vfio-errors).
-# usage: cli_setup.sh NVQ
+# usage: test_cli_setup.sh NVQ
 set -u
 nvq=$1
 tmp=$(mktemp -d)
