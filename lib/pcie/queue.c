@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Queue pairs: the SQ/CQ rings, their doorbells (MMIO or shadow), command
- * contexts, and the reaping of completions. This is the hot path: no
+ * Queue pairs: the SQ/CQ rings, their split locks, their doorbells (MMIO
+ * or shadow), and the reaping of completions; the command contexts and
+ * their lifecycle are the core's (lib/nvme/request.h). This is the hot path: no
  * syscalls, allocations or clock reads per command here.
  */
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include "lock.h"
 #include "qos.h"
 #include "queue.h"
+#include "request.h"
 #include "transport.h"
 
 /* CQEs consumed per cq_lock hold; also the size of the on-stack batch. */
@@ -148,90 +150,6 @@ void nvq_queue_destroy(struct nvq_queue *q)
 	free(q);
 }
 
-static inline uint32_t cmd_tag(const struct nvq_queue *q,
-			       const struct nvq_cmd *cmd)
-{
-	return (uint32_t)(cmd - q->cmds);
-}
-
-static void release_dma(struct nvq_queue *q, struct nvq_cmd *cmd)
-{
-	if (cmd->prp.nr)
-		nvq_prp_free(q->pools, &cmd->prp);
-	if (cmd->dsm) {
-		nvq_dmapool_free(q->pools->small, cmd->dsm, cmd->dsm_iova);
-		cmd->dsm = NULL;
-	}
-}
-
-/* Context of free tag @tag with a fresh CID (next generation). */
-static inline struct nvq_cmd *take_cmd(struct nvq_queue *q, uint32_t tag)
-{
-	struct nvq_cmd *cmd = &q->cmds[tag];
-	uint32_t gen = cmd->gen + 1u;
-	uint32_t cid = (gen << q->tag_bits | tag) & 0xffff;
-
-	if (unlikely(cid == 0xffff)) {
-		gen++;
-		cid = (gen << q->tag_bits | tag) & 0xffff;
-	}
-	cmd->gen = (uint16_t)gen;
-	cmd->cid = (uint16_t)cid;
-	cmd->prp.nr = 0;
-	cmd->dsm = NULL;
-	return cmd;
-}
-
-struct nvq_cmd *nvq_queue_get_cmds(struct nvq_queue *q, unsigned int n)
-{
-	struct nvq_cmd *lead = NULL, **link = &lead, *cmd;
-	unsigned int i;
-
-	/* Almost every request is one command: no list walks for it. */
-	if (likely(n == 1)) {
-		int tag = nvq_tags_get(&q->tags);
-
-		if (unlikely(tag < 0))
-			return NULL;
-		cmd = take_cmd(q, (uint32_t)tag);
-		cmd->next = NULL;
-		cmd->lead = cmd;
-		cmd->nr = 1;
-		return cmd;
-	}
-	for (i = 0; i < n; i++) {
-		int tag = nvq_tags_get(&q->tags);
-
-		if (unlikely(tag < 0)) {
-			*link = NULL;
-			if (lead)
-				nvq_queue_put_cmds(q, lead);
-			return NULL;
-		}
-		cmd = take_cmd(q, (uint32_t)tag);
-		*link = cmd;
-		link = &cmd->next;
-	}
-	*link = NULL;
-	for (cmd = lead; cmd; cmd = cmd->next)
-		cmd->lead = lead;
-	if (lead)
-		lead->nr = n;
-	return lead;
-}
-
-void nvq_queue_put_cmds(struct nvq_queue *q, struct nvq_cmd *lead)
-{
-	struct nvq_cmd *cmd = lead, *next;
-
-	while (cmd) {
-		next = cmd->next;
-		release_dma(q, cmd);
-		nvq_tags_put(&q->tags, cmd_tag(q, cmd));
-		cmd = next;
-	}
-}
-
 /*
  * Tell the device about new SQ entries. With shadow doorbells the tail goes
  * to host memory and the MMIO write happens only when the device's
@@ -340,82 +258,17 @@ void nvq_queue_ring(struct nvq_queue *q)
 }
 
 /*
- * The command a CQE names, or NULL when the CQE must be ignored: tag out of
- * range, tag not in flight or in flight under another generation (a stale
- * or duplicated CQE), a CQE for another SQ, or an impossible SQ head.
- * Nothing the device wrote is used as a pointer or index unchecked.
+ * The command a CQE names, or NULL when the CQE must be ignored: a CQE for
+ * another SQ, an impossible SQ head, or a command id that is not in flight
+ * (nvq_req_lookup()). Nothing the device wrote is used as a pointer or
+ * index unchecked.
  */
 static inline struct nvq_cmd *cqe_cmd(struct nvq_queue *q, uint16_t cid,
 				      uint16_t sqid, uint16_t sqhd)
 {
-	uint32_t tag = cid & q->tag_mask;
-	struct nvq_cmd *cmd;
-
-	if (unlikely(tag >= q->nr_tags || sqid != q->qid || sqhd >= q->depth))
+	if (unlikely(sqid != q->qid || sqhd >= q->depth))
 		return NULL;
-	cmd = &q->cmds[tag];
-	if (unlikely(__atomic_load_n(&cmd->state, __ATOMIC_RELAXED) !=
-		     (NVQ_CMD_INFLIGHT | cid)))
-		return NULL;
-	__atomic_store_n(&cmd->state, cid, __ATOMIC_RELAXED);
-	return cmd;
-}
-
-/*
- * Finish one command outside cq_lock: free its DMA blocks, release its tag
- * and run the request's callback when it was the request's last command.
- * Tags go back before the callback so that it can resubmit. Returns 1 when
- * a callback ran.
- */
-static int finish(struct nvq_queue *q, struct nvq_cmd *cmd)
-{
-	struct nvq_cmd *lead = cmd->lead;
-	struct nvq_cpl cpl;
-	nvq_cb cb;
-	void *arg;
-
-	cpl.dw1 = cmd->cpl_dw1;
-	release_dma(q, cmd);
-	if (likely(lead->nr == 1)) {
-		cpl.err = cmd->cpl_err;
-		cpl.status = cmd->cpl_status;
-		cpl.result = cmd->cpl_result;
-		cb = cmd->cb;
-		arg = cmd->arg;
-		nvq_tags_put(&q->tags, cmd_tag(q, cmd));
-		cb(arg, &cpl);
-		return 1;
-	}
-
-	/* Split request: the first error wins. */
-	if (unlikely(cmd->cpl_err) &&
-	    !__atomic_exchange_n(&lead->failed, 1, __ATOMIC_ACQ_REL)) {
-		lead->err = cmd->cpl_err;
-		lead->status = cmd->cpl_status;
-		lead->result = cmd->cpl_result;
-	}
-	if (__atomic_sub_fetch(&lead->remaining, 1, __ATOMIC_ACQ_REL)) {
-		/* The lead's context holds the request until the last one. */
-		if (cmd != lead)
-			nvq_tags_put(&q->tags, cmd_tag(q, cmd));
-		return 0;
-	}
-	if (__atomic_load_n(&lead->failed, __ATOMIC_RELAXED)) {
-		cpl.err = lead->err;
-		cpl.status = lead->status;
-		cpl.result = lead->result;
-	} else {
-		cpl.err = 0;
-		cpl.status = lead->cpl_status;
-		cpl.result = lead->cpl_result;
-	}
-	cb = lead->cb;
-	arg = lead->arg;
-	if (cmd != lead)
-		nvq_tags_put(&q->tags, cmd_tag(q, cmd));
-	nvq_tags_put(&q->tags, cmd_tag(q, lead));
-	cb(arg, &cpl);
-	return 1;
+	return nvq_req_lookup(q, cid);
 }
 
 int nvq_queue_reap(struct nvq_queue *q, unsigned int max)
@@ -468,7 +321,7 @@ int nvq_queue_reap(struct nvq_queue *q, unsigned int max)
 		cq_unlock(q);
 
 		for (i = 0; i < n; i++)
-			done += finish(q, batch[i]);
+			done += nvq_req_finish(q, batch[i]);
 		budget -= n;
 		if (seen < REAP_BATCH || !budget)
 			break;
@@ -490,29 +343,6 @@ bool nvq_queue_pending(const struct nvq_queue *q)
 		return true;
 	st = __atomic_load_n(&q->cq[head].status, __ATOMIC_ACQUIRE);
 	return (st & NVQ_CQE_PHASE) == (pos >> 16);
-}
-
-void nvq_queue_cancel(struct nvq_queue *q)
-{
-	uint32_t tag;
-	int done = 0;
-
-	for (tag = 0; tag < q->nr_tags; tag++) {
-		struct nvq_cmd *cmd = &q->cmds[tag];
-		uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_RELAXED);
-
-		if (!(st & NVQ_CMD_INFLIGHT))
-			continue;
-		__atomic_store_n(&cmd->state, cmd->cid, __ATOMIC_RELAXED);
-		cmd->cpl_err = -ECANCELED;
-		cmd->cpl_status = 0;
-		cmd->cpl_result = 0;
-		cmd->cpl_dw1 = 0;
-		done += finish(q, cmd);
-	}
-	if (done)
-		__atomic_fetch_add(&q->reqs_done, (uint64_t)done,
-				   __ATOMIC_RELAXED);
 }
 
 static void deadline_ts(uint64_t deadline_ns, struct timespec *ts)

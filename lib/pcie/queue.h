@@ -32,6 +32,7 @@
 #include "nvq/nvq.h"
 #include "internal.h"
 #include "mem.h"
+#include "dmapool.h"
 #include "prp.h"
 #include "tags.h"
 
@@ -247,6 +248,17 @@ int nvq_vector_sleep(struct nvq_vector *v, struct nvq_queue *q,
 /* THREAD mode: start / stop-and-join the completion thread of @v. */
 int nvq_cthread_start(struct nvq_vector *v);
 void nvq_cthread_stop(struct nvq_vector *v);
+
+/* Free the PRP list and DSM range blocks a command holds. */
+static inline void nvq_cmd_release_dma(struct nvq_queue *q, struct nvq_cmd *cmd)
+{
+	if (cmd->prp.nr)
+		nvq_prp_free(q->pools, &cmd->prp);
+	if (cmd->dsm) {
+		nvq_dmapool_free(q->pools->small, cmd->dsm, cmd->dsm_iova);
+		cmd->dsm = NULL;
+	}
+}
 
 /* Map a completion status field to the errno a callback sees. */
 static inline int nvq_status_err(uint16_t status)

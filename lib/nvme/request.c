@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The request lifecycle outside the per-CQE path (request.h): reserving
+ * and returning command contexts, and cancelling what a device will never
+ * complete.
+ */
+#include <errno.h>
+
+#include "request.h"
+
+struct nvq_cmd *nvq_queue_get_cmds(struct nvq_queue *q, unsigned int n)
+{
+	struct nvq_cmd *lead = NULL, **link = &lead, *cmd;
+	unsigned int i;
+
+	/* Almost every request is one command: no list walks for it. */
+	if (likely(n == 1)) {
+		int tag = nvq_tags_get(&q->tags);
+
+		if (unlikely(tag < 0))
+			return NULL;
+		cmd = nvq_req_take(q, (uint32_t)tag);
+		cmd->next = NULL;
+		cmd->lead = cmd;
+		cmd->nr = 1;
+		return cmd;
+	}
+	for (i = 0; i < n; i++) {
+		int tag = nvq_tags_get(&q->tags);
+
+		if (unlikely(tag < 0)) {
+			*link = NULL;
+			if (lead)
+				nvq_queue_put_cmds(q, lead);
+			return NULL;
+		}
+		cmd = nvq_req_take(q, (uint32_t)tag);
+		*link = cmd;
+		link = &cmd->next;
+	}
+	*link = NULL;
+	for (cmd = lead; cmd; cmd = cmd->next)
+		cmd->lead = lead;
+	if (lead)
+		lead->nr = n;
+	return lead;
+}
+
+void nvq_queue_put_cmds(struct nvq_queue *q, struct nvq_cmd *lead)
+{
+	struct nvq_cmd *cmd = lead, *next;
+
+	while (cmd) {
+		next = cmd->next;
+		nvq_cmd_release_dma(q, cmd);
+		nvq_tags_put(&q->tags, nvq_req_tag(q, cmd));
+		cmd = next;
+	}
+}
+
+void nvq_queue_cancel(struct nvq_queue *q)
+{
+	uint32_t tag;
+	int done = 0;
+
+	for (tag = 0; tag < q->nr_tags; tag++) {
+		struct nvq_cmd *cmd = &q->cmds[tag];
+		uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_RELAXED);
+
+		if (!(st & NVQ_CMD_INFLIGHT))
+			continue;
+		__atomic_store_n(&cmd->state, cmd->cid, __ATOMIC_RELAXED);
+		cmd->cpl_err = -ECANCELED;
+		cmd->cpl_status = 0;
+		cmd->cpl_result = 0;
+		cmd->cpl_dw1 = 0;
+		done += nvq_req_finish(q, cmd);
+	}
+	if (done)
+		__atomic_fetch_add(&q->reqs_done, (uint64_t)done,
+				   __ATOMIC_RELAXED);
+}
