@@ -19,8 +19,6 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INTR = 130 };
 
-#define NSID_ALL 0xffffffffu
-
 #define URI_FORMS                                                             \
 	"emu:[key=value,...] (the emulated controller) or vfio:DDDD:BB:DD.F " \
 	"(a PCI function bound to vfio-pci)"
