@@ -227,7 +227,7 @@ int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 	}
 	if (a->has_nsid && a->nsid == 0)
 		return usage_error(c, "namespace id 0 is not valid");
-	if (a->has_nsid && a->nsid == NSID_ALL && !(c->opts & OPT_NSID_ALL))
+	if (a->has_nsid && a->nsid == NVQ_NSID_ALL && !(c->opts & OPT_NSID_ALL))
 		return usage_error(c, "namespace id 0xffffffff (all "
 				      "namespaces) is only valid for flush");
 	return CONTINUE;
