@@ -409,7 +409,7 @@ int run_flush(struct args *a)
 	rc = open_ctrl(a->pos[0], &ctrl);
 	if (rc)
 		return rc;
-	if (a->nsid != NSID_ALL)
+	if (a->nsid != NVQ_NSID_ALL)
 		rc = get_ns(ctrl, a->nsid, &ns);
 	if (!rc) {
 		ret = nvq_flush_sync(ctrl, a->nsid, &status);
