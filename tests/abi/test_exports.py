@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """libnvq.so exports exactly the functions the public headers declare.
 
-usage: exports.py CC LIBNVQ_SO SRC_INCLUDE BUILD_INCLUDE
+usage: test_exports.py CC LIBNVQ_SO SRC_INCLUDE BUILD_INCLUDE
 
 The headers are preprocessed the way an application sees them; every
 function declared (not defined inline) with an nvq_ name must be exported

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Run every command and code block of README.md as written.
 
-usage: readme.py SRCDIR CC
+usage: test_readme.py SRCDIR CC
 
 Shell blocks run with `bash -e -o pipefail` in a scratch directory whose
 `build` is the source tree's release tree (what `make` builds), so the
