@@ -229,7 +229,8 @@ const char *nvq_ctrl_notes(const struct nvq_ctrl *ctrl);
  * @nsid: the namespace id.
  * @nlba: NSZE: size in logical blocks.
  * @lba_size: bytes per logical block.
- * @max_transfer: bytes per command (MDTS, capped by nvq), 0 = no limit.
+ * @max_transfer: bytes one command carries for this namespace: MDTS, and
+ *	2 MiB at most when MDTS is 0 (no limit) or larger; never 0.
  * @id: the Identify Namespace data.
  */
 struct nvq_ns_info {
