@@ -55,8 +55,9 @@ enum nvq_mode {
  *	submission side takes sq_lock, the completion side cq_lock.
  * @shadow_doorbells: use shadow doorbells when the controller offers
  *	them (default true).
- * @admin_timeout_ms: admin command timeout in ms; 0 = derived from
- *	CAP.TO (min 5 s).
+ * @admin_timeout_ms: admin command timeout in ms; 0 = the default,
+ *	60 s as Linux's admin_timeout (or longer when CAP.TO says the
+ *	controller needs it); changeable later with nvq_ctrl_set_timeouts().
  * @cpu_lat_limit_us: CPU latency QoS (nvq/qos.h), applied at open and
  *	changeable later with nvq_qos_set_limit() on nvq_ctrl_qos(): while
  *	a wait or thread mode queue is busy, the CPUs that take its
@@ -66,6 +67,9 @@ enum nvq_mode {
  * @cpu_lat_timeout_ms: a queue with no submission for this long (0 = the
  *	default, 3) lets its CPUs idle again; changeable later with
  *	nvq_qos_set_timeout().
+ * @io_timeout_ms: I/O command timeout in ms; 0 = the default, 30 s as
+ *	Linux's io_timeout; changeable later with nvq_ctrl_set_timeouts().
+ *	What happens when it expires: docs/design.md, "Timeouts".
  *
  * Initialise with nvq_opts_init(), which records the size of the
  * structure the caller was built with in @size: the structure grows at
@@ -73,7 +77,8 @@ enum nvq_mode {
  * an older caller knows about (defaults for the rest), and refuses a newer
  * caller's fields it does not know unless they are zero, as the kernel's
  * clone3() does. Fields up to @admin_timeout_ms are NVQ_OPTS_SIZE_VER0;
- * NVQ_OPTS_SIZE_VER1 adds the CPU latency QoS fields.
+ * NVQ_OPTS_SIZE_VER1 adds the CPU latency QoS fields, NVQ_OPTS_SIZE_VER2
+ * @io_timeout_ms.
  */
 struct nvq_opts {
 	uint32_t size;
@@ -87,6 +92,8 @@ struct nvq_opts {
 	/* ---- NVQ_OPTS_SIZE_VER1: + CPU latency QoS ---- */
 	int cpu_lat_limit_us;
 	unsigned int cpu_lat_timeout_ms;
+	/* ---- NVQ_OPTS_SIZE_VER2: + I/O timeout ---- */
+	unsigned int io_timeout_ms;
 };
 
 /*
@@ -97,6 +104,7 @@ struct nvq_opts {
  */
 #define NVQ_OPTS_SIZE_VER0 24u
 #define NVQ_OPTS_SIZE_VER1 32u
+#define NVQ_OPTS_SIZE_VER2 36u
 
 /**
  * nvq_opts_init_size() - Fill options of a given size with the defaults.
@@ -223,6 +231,83 @@ const char *nvq_ctrl_uri(const struct nvq_ctrl *ctrl);
  * there was nothing to say or @ctrl is NULL.
  */
 const char *nvq_ctrl_notes(const struct nvq_ctrl *ctrl);
+
+/**
+ * nvq_ctrl_set_timeouts() - Change the command timeouts at run time.
+ * @ctrl: the controller.
+ * @io_ms: I/O command timeout in ms, 0 = leave as it is.
+ * @admin_ms: admin command timeout in ms, 0 = leave as it is.
+ *
+ * Commands already submitted keep the deadline they were given. Any
+ * thread, any time.
+ *
+ * Return: 0, or -EINVAL for a NULL @ctrl or a timeout above one hour.
+ */
+int nvq_ctrl_set_timeouts(struct nvq_ctrl *ctrl, unsigned int io_ms,
+			  unsigned int admin_ms);
+
+/**
+ * nvq_ctrl_timeouts() - Read the command timeouts.
+ * @ctrl: the controller.
+ * @io_ms: set to the I/O command timeout in ms (may be NULL).
+ * @admin_ms: set to the admin command timeout in ms (may be NULL).
+ *
+ * Return: 0, or -EINVAL for a NULL @ctrl.
+ */
+int nvq_ctrl_timeouts(const struct nvq_ctrl *ctrl, unsigned int *io_ms,
+		      unsigned int *admin_ms);
+
+/**
+ * struct nvq_ctrl_stats - What the failure path of a controller did.
+ * @size: sizeof the struct as the caller was built (set by
+ *	nvq_ctrl_stats()); the struct grows at its end.
+ * @timeouts: commands (I/O and admin) whose timeout expired.
+ * @lost_interrupts: timeouts resolved by reaping a completion that was
+ *	already in the CQ (its interrupt never arrived).
+ * @aborts: Abort commands sent for timed-out commands.
+ * @resets: controller resets (disable, re-enable, queues re-created).
+ * @retries: commands submitted again after a reset.
+ * @failed: commands completed with an error by recovery itself
+ *	(-ETIMEDOUT, -EIO, -ENODEV) rather than by the device.
+ * @bad_cqes: CQEs with an unknown or stale command id, all queues.
+ * @gone: 1 once the controller is gone (registers read all-ones); every
+ *	command then fails with -ENODEV.
+ */
+struct nvq_ctrl_stats {
+	uint32_t size;
+	uint32_t gone;
+	uint64_t timeouts;
+	uint64_t lost_interrupts;
+	uint64_t aborts;
+	uint64_t resets;
+	uint64_t retries;
+	uint64_t failed;
+	uint64_t bad_cqes;
+};
+
+/**
+ * nvq_ctrl_stats_size() - Read a controller's failure-path counters.
+ * @ctrl: the controller.
+ * @st: filled with the counters.
+ * @size: sizeof(*@st) as the caller was built; use nvq_ctrl_stats().
+ *
+ * Return: 0, or -EINVAL for a NULL @ctrl or @st.
+ */
+int nvq_ctrl_stats_size(const struct nvq_ctrl *ctrl, struct nvq_ctrl_stats *st,
+			uint32_t size);
+
+/**
+ * nvq_ctrl_stats() - Read a controller's failure-path counters.
+ * @ctrl: the controller.
+ * @st: filled with the counters, @st->size with its size.
+ *
+ * Return: 0, or -EINVAL for a NULL @ctrl or @st.
+ */
+static inline int nvq_ctrl_stats(const struct nvq_ctrl *ctrl,
+				 struct nvq_ctrl_stats *st)
+{
+	return nvq_ctrl_stats_size(ctrl, st, (uint32_t)sizeof(*st));
+}
 
 /**
  * struct nvq_ns_info - What nvq_ns_info() tells about a namespace.

@@ -71,8 +71,11 @@ static void admin_done(void *arg, const struct nvq_cpl *cpl)
 static int admin_wait(struct nvq_ctrl *c, struct nvq_admin_ctx *ctx)
 {
 	uint64_t deadline =
-		nvq_now_ns() + (uint64_t)c->admin_timeout_ms * 1000000ull;
+		nvq_now_ns() + (uint64_t)__atomic_load_n(&c->admin_timeout_ms,
+							 __ATOMIC_RELAXED) *
+				       1000000ull;
 	unsigned int round = 0, attempt = 0;
+	int rc;
 
 	for (;;) {
 		uint32_t v;
@@ -81,6 +84,10 @@ static int admin_wait(struct nvq_ctrl *c, struct nvq_admin_ctx *ctx)
 		c->ops->admin_reap(c);
 		if (ctx->done)
 			return 0;
+		rc = __atomic_load_n(&c->failed, __ATOMIC_ACQUIRE);
+		if (rc)
+			return nvq_err(rc, "the controller failed: %s",
+				       c->fail_msg);
 		if (round++ < 32) {
 			sched_yield();
 			continue;
@@ -163,7 +170,8 @@ int nvq_ctrl_admin(struct nvq_ctrl *c, struct nvq_sqe *sqe, void **bufp,
 			return nvq_err(rc,
 				       "%s (opcode %#x) timed out after %u ms",
 				       admin_name(opc), opc,
-				       c->admin_timeout_ms);
+				       __atomic_load_n(&c->admin_timeout_ms,
+						       __ATOMIC_RELAXED));
 		return rc;
 	}
 	ctx->busy = false;

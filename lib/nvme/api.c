@@ -9,8 +9,10 @@
 #include "ctrl.h"
 #include "queue.h"
 
-_Static_assert(sizeof(struct nvq_opts) == NVQ_OPTS_SIZE_VER1,
-	       "struct nvq_opts grew: add NVQ_OPTS_SIZE_VER2 and accept it");
+_Static_assert(sizeof(struct nvq_opts) == NVQ_OPTS_SIZE_VER2,
+	       "struct nvq_opts grew: add NVQ_OPTS_SIZE_VER3 and accept it");
+_Static_assert(offsetof(struct nvq_opts, io_timeout_ms) == NVQ_OPTS_SIZE_VER1,
+	       "release 0.2 fields moved");
 _Static_assert(offsetof(struct nvq_opts, cpu_lat_limit_us) ==
 		       NVQ_OPTS_SIZE_VER0,
 	       "release 0.1 fields moved");
@@ -267,4 +269,62 @@ int nvq_dma_unregister(struct nvq_ctrl *ctrl, void *buf)
 	if (!ctrl || !buf)
 		return nvq_err(-EINVAL, "nvq_dma_unregister: NULL buffer");
 	return nvq_mem_unregister(ctrl->mem, buf);
+}
+
+int nvq_ctrl_set_timeouts(struct nvq_ctrl *ctrl, unsigned int io_ms,
+			  unsigned int admin_ms)
+{
+	if (!ctrl)
+		return nvq_err(-EINVAL, "NULL controller");
+	if (io_ms > NVQ_TIMEOUT_MS_MAX || admin_ms > NVQ_TIMEOUT_MS_MAX)
+		return nvq_err(-EINVAL,
+			       "command timeout %u ms is out of range (1..%u)",
+			       MAX(io_ms, admin_ms), NVQ_TIMEOUT_MS_MAX);
+	if (io_ms)
+		__atomic_store_n(&ctrl->io_timeout_ms, io_ms, __ATOMIC_RELAXED);
+	if (admin_ms)
+		__atomic_store_n(&ctrl->admin_timeout_ms, admin_ms,
+				 __ATOMIC_RELAXED);
+	return 0;
+}
+
+int nvq_ctrl_timeouts(const struct nvq_ctrl *ctrl, unsigned int *io_ms,
+		      unsigned int *admin_ms)
+{
+	if (!ctrl)
+		return nvq_err(-EINVAL, "NULL controller");
+	if (io_ms)
+		*io_ms =
+			__atomic_load_n(&ctrl->io_timeout_ms, __ATOMIC_RELAXED);
+	if (admin_ms)
+		*admin_ms = __atomic_load_n(&ctrl->admin_timeout_ms,
+					    __ATOMIC_RELAXED);
+	return 0;
+}
+
+int nvq_ctrl_stats_size(const struct nvq_ctrl *ctrl, struct nvq_ctrl_stats *st,
+			uint32_t size)
+{
+	struct nvq_ctrl_stats s = { .size = (uint32_t)sizeof(s) };
+	unsigned int i;
+
+	if (!ctrl || !st || size < sizeof(uint32_t))
+		return nvq_err(-EINVAL, "NULL controller or statistics");
+	s.gone = __atomic_load_n(&ctrl->failed, __ATOMIC_RELAXED) == -ENODEV;
+	s.timeouts = __atomic_load_n(&ctrl->st.timeouts, __ATOMIC_RELAXED);
+	s.lost_interrupts =
+		__atomic_load_n(&ctrl->st.lost_interrupts, __ATOMIC_RELAXED);
+	s.aborts = __atomic_load_n(&ctrl->st.aborts, __ATOMIC_RELAXED);
+	s.resets = __atomic_load_n(&ctrl->st.resets, __ATOMIC_RELAXED);
+	s.retries = __atomic_load_n(&ctrl->st.retries, __ATOMIC_RELAXED);
+	s.failed = __atomic_load_n(&ctrl->st.failed, __ATOMIC_RELAXED);
+	for (i = 0; i < ctrl->nr_queues; i++)
+		s.bad_cqes += READ_ONCE(ctrl->queues[i]->stat_bad);
+	if (ctrl->aq)
+		s.bad_cqes += READ_ONCE(ctrl->aq->stat_bad);
+	/* An older caller gets its part, a newer one zeroes beyond ours. */
+	memset(st, 0, size);
+	memcpy(st, &s, MIN((size_t)size, sizeof(s)));
+	st->size = MIN(size, (uint32_t)sizeof(s));
+	return 0;
 }

@@ -97,7 +97,7 @@ static uint32_t ready_timeout_ms(struct nvq_ctrl *c)
 /* Bring-up                                                            */
 /* ------------------------------------------------------------------ */
 
-static int disable(struct nvq_ctrl *c)
+int nvq_ctrl_disable(struct nvq_ctrl *c)
 {
 	uint32_t cc = nvq_ctrl_reg_read32(c, NVQ_REG_CC);
 	uint32_t st = nvq_ctrl_csts(c);
@@ -268,7 +268,7 @@ static void shutdown_ctrl(struct nvq_ctrl *c)
 		return;
 	/* Never got ready (fatal status at enable): nothing to flush. */
 	if (!(nvq_ctrl_csts(c) & NVQ_CSTS_RDY)) {
-		disable(c);
+		nvq_ctrl_disable(c);
 		return;
 	}
 	cc = (cc & ~NVQ_CC_SHN_MASK) | NVQ_CC_SHN_NORMAL;
@@ -277,7 +277,7 @@ static void shutdown_ctrl(struct nvq_ctrl *c)
 		       "shutting down"))
 		return;
 	/* No orderly shutdown: a reset at least stops all DMA. */
-	disable(c);
+	nvq_ctrl_disable(c);
 }
 
 static void teardown(struct nvq_ctrl *c)
@@ -285,6 +285,7 @@ static void teardown(struct nvq_ctrl *c)
 	bool alive = c->enabled && c->aq;
 	unsigned int i;
 
+	nvq_watchdog_stop(c);
 	if (c->ops)
 		c->ops->quiesce(c);
 	/*
@@ -334,7 +335,8 @@ static int copy_opts(struct nvq_opts *dst, const struct nvq_opts *src)
 
 	/* nvq_open() must not read past what the caller owns. */
 
-	if (n != NVQ_OPTS_SIZE_VER0 && n < NVQ_OPTS_SIZE_VER1)
+	if (n != NVQ_OPTS_SIZE_VER0 && n != NVQ_OPTS_SIZE_VER1 &&
+	    n < NVQ_OPTS_SIZE_VER2)
 		return nvq_err(
 			-EINVAL,
 			"nvq_open: opts.size %zu is not a released size of struct nvq_opts (set up opts with nvq_opts_init())",
@@ -378,6 +380,13 @@ static int check_opts(const struct nvq_opts *o)
 			-EINVAL,
 			"CPU latency timeout %u ms is out of range (1..%d, 0 = default)",
 			o->cpu_lat_timeout_ms, NVQ_QOS_TIMEOUT_MS_MAX);
+	if (o->io_timeout_ms > NVQ_TIMEOUT_MS_MAX ||
+	    o->admin_timeout_ms > NVQ_TIMEOUT_MS_MAX)
+		return nvq_err(
+			-EINVAL,
+			"command timeout %u ms is out of range (1..%u, 0 = default)",
+			MAX(o->io_timeout_ms, o->admin_timeout_ms),
+			NVQ_TIMEOUT_MS_MAX);
 	return 0;
 }
 
@@ -482,13 +491,17 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 	c->vs = nvq_ctrl_reg_read32(c, NVQ_REG_VS);
 	c->dstrd = NVQ_CAP_DSTRD(c->cap);
 	c->ready_ms = ready_timeout_ms(c);
+	/* Linux's defaults: admin_timeout 60 s, io_timeout 30 s; a
+	 * controller whose CAP.TO is longer gets that. */
 	c->admin_timeout_ms = c->opts.admin_timeout_ms ?
 				      c->opts.admin_timeout_ms :
-				      MAX(cap_timeout_ms(c->cap), 5000u);
+				      MAX(cap_timeout_ms(c->cap), 60000u);
+	c->io_timeout_ms = c->opts.io_timeout_ms ? c->opts.io_timeout_ms :
+						   30000u;
 	c->admin_owns_vec0 = true;
 	rc = check_cap(c);
 	if (!rc)
-		rc = disable(c);
+		rc = nvq_ctrl_disable(c);
 	if (!rc)
 		rc = enable(c);
 	if (!rc)
@@ -499,6 +512,8 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 		rc = setup_qos(c, notes, sizeof(notes));
 	if (!rc)
 		rc = setup_io_queues(c, notes, sizeof(notes));
+	if (!rc)
+		rc = nvq_watchdog_start(c);
 	if (rc)
 		goto fail;
 	/* What was skipped is worth telling, though nvq_open() succeeded. */

@@ -29,6 +29,9 @@
 /* Per-command transfer cap when MDTS is 0 or larger (NVQ_PRP_MAX_LISTS). */
 #define NVQ_MAX_XFER (2u << 20)
 
+/* The longest command timeout nvq takes: one hour. */
+#define NVQ_TIMEOUT_MS_MAX 3600000u
+
 /* Bytes of bring-up notes kept per controller. */
 #define NVQ_NOTES_LEN 512
 
@@ -111,7 +114,7 @@ struct nvq_ctrl {
 	uint64_t cap;
 	uint32_t vs;
 	uint32_t dstrd;
-	uint32_t admin_timeout_ms;
+	uint32_t admin_timeout_ms; /* atomic */
 	uint32_t ready_ms; /* CSTS.RDY may take this long to follow CC.EN */
 	bool iocss; /* CAP.CSS has I/O Command Sets: CC.CSS is 110b */
 	uint32_t max_xfer; /* bytes per command, after the driver's caps */
@@ -150,6 +153,21 @@ struct nvq_ctrl {
 
 	/* What bring-up skipped or chose, for nvq_ctrl_notes(). */
 	char notes[NVQ_NOTES_LEN];
+
+	/* Timeouts and the failure path (timeout.c). */
+	uint32_t io_timeout_ms; /* atomic */
+	uint32_t wd_clock; /* atomic: ms since open, per watchdog period */
+	uint64_t wd_start_ns;
+	pthread_t wd_thread;
+	pthread_mutex_t wd_lock;
+	pthread_cond_t wd_cond;
+	bool wd_init, wd_running, wd_stop;
+	int failed; /* atomic: the errno every command gets once failed */
+	char fail_msg[128];
+	struct {
+		uint64_t timeouts, lost_interrupts, aborts, resets, retries;
+		uint64_t failed;
+	} st; /* atomic adds */
 };
 
 /*
@@ -182,6 +200,13 @@ int nvq_ctrl_scan_namespaces(struct nvq_ctrl *ctrl, char *notes,
 /* Append a "; "-separated note to @buf (see nvq_ctrl_notes()). */
 void nvq_note(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Start / stop-and-join the timeout watchdog (timeout.c). */
+int nvq_watchdog_start(struct nvq_ctrl *ctrl);
+void nvq_watchdog_stop(struct nvq_ctrl *ctrl);
+
+/* CC.EN = 0 and wait for CSTS.RDY = 0 (bounded), ctrl.c. */
+int nvq_ctrl_disable(struct nvq_ctrl *ctrl);
 
 static inline uint32_t nvq_ctrl_reg_read32(struct nvq_ctrl *c, uint32_t off)
 {

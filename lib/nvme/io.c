@@ -69,6 +69,15 @@ static inline int build_rw(struct nvq_queue *q, struct nvq_cmd *cmd,
 	return 0;
 }
 
+/* The controller failed (timeout.c): every submission gets its errno. */
+static int dead(struct nvq_queue *q)
+{
+	int err = __atomic_load_n(&q->dead, __ATOMIC_ACQUIRE);
+
+	return nvq_err(err, "the controller failed: %s",
+		       q->ctrl ? q->ctrl->fail_msg : "");
+}
+
 static inline int check_common(struct nvq_queue *q, unsigned int flags,
 			       nvq_cb cb)
 {
@@ -77,6 +86,8 @@ static inline int check_common(struct nvq_queue *q, unsigned int flags,
 	if (unlikely(flags & ~(NVQ_IO_FUA | NVQ_IO_MORE)))
 		return nvq_err(-EINVAL, "unknown I/O flags %#x",
 			       flags & ~(NVQ_IO_FUA | NVQ_IO_MORE));
+	if (unlikely(__atomic_load_n(&q->dead, __ATOMIC_RELAXED)))
+		return dead(q);
 	return 0;
 }
 

@@ -58,6 +58,79 @@ void nvq_queue_put_cmds(struct nvq_queue *q, struct nvq_cmd *lead)
 	}
 }
 
+/* Take @cmd from whoever owns it now (device or recovery), or false. */
+static bool take_owned(struct nvq_cmd *cmd, uint32_t *was)
+{
+	uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_ACQUIRE);
+
+	while (st & (NVQ_CMD_INFLIGHT | NVQ_CMD_RECOVERED)) {
+		if (__atomic_compare_exchange_n(&cmd->state, &st, st & 0xffff,
+						false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			*was = st;
+			return true;
+		}
+	}
+	return false;
+}
+
+unsigned int nvq_req_recover_all(struct nvq_queue *q, int err)
+{
+	unsigned int tag, n = 0;
+
+	for (tag = 0; tag < q->nr_tags; tag++) {
+		struct nvq_cmd *cmd = &q->cmds[tag];
+		uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_ACQUIRE);
+		uint32_t cid = st & 0xffff;
+
+		if (!(st & NVQ_CMD_INFLIGHT))
+			continue;
+		/*
+		 * Claim it first: a reaper that got a real CQE first wins, and
+		 * the completion is written only once the command is ours.
+		 */
+		if (!__atomic_compare_exchange_n(&cmd->state, &st, cid, false,
+						 __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		cmd->cpl_err =
+			cmd->tmo == (NVQ_TMO_ABORTED | cid) ? -ETIMEDOUT : err;
+		cmd->cpl_status = 0;
+		cmd->cpl_result = 0;
+		cmd->cpl_dw1 = 0;
+		__atomic_store_n(&cmd->state, NVQ_CMD_RECOVERED | cid,
+				 __ATOMIC_RELEASE);
+		n++;
+	}
+	if (n)
+		__atomic_store_n(&q->recovered, 1, __ATOMIC_RELEASE);
+	return n;
+}
+
+int nvq_req_deliver_recovered(struct nvq_queue *q)
+{
+	unsigned int tag;
+	int done = 0;
+
+	__atomic_store_n(&q->recovered, 0, __ATOMIC_RELAXED);
+	for (tag = 0; tag < q->nr_tags; tag++) {
+		struct nvq_cmd *cmd = &q->cmds[tag];
+		uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_ACQUIRE);
+
+		if (!(st & NVQ_CMD_RECOVERED))
+			continue;
+		if (!__atomic_compare_exchange_n(&cmd->state, &st, st & 0xffff,
+						 false, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		done += nvq_req_finish(q, cmd);
+	}
+	if (done)
+		__atomic_fetch_add(&q->reqs_done, (uint64_t)done,
+				   __ATOMIC_RELAXED);
+	return done;
+}
+
 void nvq_queue_cancel(struct nvq_queue *q)
 {
 	uint32_t tag;
@@ -65,11 +138,15 @@ void nvq_queue_cancel(struct nvq_queue *q)
 
 	for (tag = 0; tag < q->nr_tags; tag++) {
 		struct nvq_cmd *cmd = &q->cmds[tag];
-		uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_RELAXED);
+		uint32_t st;
 
-		if (!(st & NVQ_CMD_INFLIGHT))
+		if (!take_owned(cmd, &st))
 			continue;
-		__atomic_store_n(&cmd->state, cmd->cid, __ATOMIC_RELAXED);
+		/* Recovery already said how it ends. */
+		if (st & NVQ_CMD_RECOVERED) {
+			done += nvq_req_finish(q, cmd);
+			continue;
+		}
 		cmd->cpl_err = -ECANCELED;
 		cmd->cpl_status = 0;
 		cmd->cpl_result = 0;

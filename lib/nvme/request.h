@@ -55,11 +55,15 @@ static inline struct nvq_cmd *nvq_req_lookup(struct nvq_queue *q, uint16_t cid)
 
 	if (unlikely(tag >= q->nr_tags))
 		return NULL;
+	uint32_t want = NVQ_CMD_INFLIGHT | cid;
+
 	cmd = &q->cmds[tag];
-	if (unlikely(__atomic_load_n(&cmd->state, __ATOMIC_RELAXED) !=
-		     (NVQ_CMD_INFLIGHT | cid)))
+	/* A CAS: recovery (timeout.c) may take the command at the same
+	 * moment, and exactly one of the two may finish it. */
+	if (unlikely(!__atomic_compare_exchange_n(&cmd->state, &want, cid,
+						  false, __ATOMIC_ACQUIRE,
+						  __ATOMIC_RELAXED)))
 		return NULL;
-	__atomic_store_n(&cmd->state, cid, __ATOMIC_RELAXED);
 	return cmd;
 }
 
@@ -119,5 +123,20 @@ static inline int nvq_req_finish(struct nvq_queue *q, struct nvq_cmd *cmd)
 	cb(arg, &cpl);
 	return 1;
 }
+
+/*
+ * Deliver the completions recovery left on @q (NVQ_CMD_RECOVERED): run in
+ * the queue's reaping context, so callbacks run where they always do.
+ * Returns the number of requests finished.
+ */
+int nvq_req_deliver_recovered(struct nvq_queue *q);
+
+/*
+ * Take every command of @q still owned by the device: its completion
+ * becomes @err (or -ETIMEDOUT for the one(s) the watchdog timed out) and
+ * is delivered by the queue's next reap. Only once the device can no
+ * longer complete or DMA them. Returns how many were taken.
+ */
+unsigned int nvq_req_recover_all(struct nvq_queue *q, int err);
 
 #endif /* NVQ_REQUEST_H */

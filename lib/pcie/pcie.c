@@ -232,6 +232,7 @@ static int create_queue(struct nvq_ctrl *c, unsigned int i, uint32_t depth)
 		.dstrd = c->dstrd,
 		.dbbuf_db = c->dbbuf_db,
 		.dbbuf_ei = c->dbbuf_ei,
+		.clock = &c->wd_clock,
 		.lock_mode = c->opts.exclusive ? NVQ_LOCK_NONE : c->lock_mode,
 		.mode = c->opts.mode,
 		.node = node,

@@ -21,6 +21,9 @@
 #include "request.h"
 #include "transport.h"
 
+/* The clock of queues without a watchdog: always 0. */
+static const uint32_t no_clock;
+
 /* CQEs consumed per cq_lock hold; also the size of the on-stack batch. */
 #define REAP_BATCH 32
 
@@ -116,6 +119,7 @@ int nvq_queue_create(const struct nvq_queue_params *p, struct nvq_queue **qp)
 			p->dbbuf_ei + nvq_cq_db_index(p->qid, p->dstrd);
 	}
 
+	q->clock = p->clock ? p->clock : &no_clock;
 	q->sq_lock = NVQ_LOCK_FREE;
 	q->cq_lock = NVQ_LOCK_FREE;
 	switch (p->lock_mode) {
@@ -214,7 +218,7 @@ void nvq_queue_post(struct nvq_queue *q, struct nvq_cmd *lead,
 		    unsigned int flags)
 {
 	struct nvq_cmd *cmd;
-	uint32_t tail, n = 0;
+	uint32_t tail, n = 0, now;
 
 	if (unlikely(lead->nr > 1)) {
 		__atomic_store_n(&lead->remaining, lead->nr, __ATOMIC_RELAXED);
@@ -224,9 +228,13 @@ void nvq_queue_post(struct nvq_queue *q, struct nvq_cmd *lead,
 	 * Marked in flight before the device can see the command; the
 	 * doorbell's release orders these stores before its CQE.
 	 */
-	for (cmd = lead; cmd; cmd = cmd->next)
+	now = __atomic_load_n(q->clock, __ATOMIC_RELAXED);
+	for (cmd = lead; cmd; cmd = cmd->next) {
+		/* The watchdog reads tick after it saw state: release. */
+		__atomic_store_n(&cmd->tick, now, __ATOMIC_RELAXED);
 		__atomic_store_n(&cmd->state, NVQ_CMD_INFLIGHT | cmd->cid,
-				 __ATOMIC_RELAXED);
+				 __ATOMIC_RELEASE);
+	}
 
 	sq_lock(q);
 	tail = q->sq_tail;
@@ -277,6 +285,9 @@ int nvq_queue_reap(struct nvq_queue *q, unsigned int max)
 	unsigned int budget = max ? max : UINT_MAX;
 	int done = 0;
 
+	/* Completions recovery took from the device (timeout.c). */
+	if (unlikely(__atomic_load_n(&q->recovered, __ATOMIC_ACQUIRE)))
+		done = nvq_req_deliver_recovered(q);
 	for (;;) {
 		unsigned int n = 0, seen = 0, bad = 0, i;
 		/* 32 bits: a 65536-entry CQ wraps at head 65536. */

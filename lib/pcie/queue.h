@@ -48,6 +48,14 @@ enum nvq_lock_mode {
 
 /* The state word of a command context while the device owns it. */
 #define NVQ_CMD_INFLIGHT (1u << 16)
+/*
+ * ... and once recovery took it from the device (timeout.c): the reaper
+ * of the queue delivers its completion (cpl_err set), so that callbacks
+ * run where they always run.
+ */
+#define NVQ_CMD_RECOVERED (1u << 17)
+/* tmo: what the watchdog did to the command with this CID. */
+#define NVQ_TMO_ABORTED (1u << 16)
 
 /*
  * Per-tag command context. A request that is split into several commands
@@ -62,6 +70,8 @@ struct nvq_cmd {
 	struct nvq_cmd *lead;
 	struct nvq_cmd *next; /* next command of the same request */
 	uint32_t state; /* atomic: NVQ_CMD_INFLIGHT | cid while submitted */
+	uint32_t tick; /* atomic: watchdog clock (ms) at submission */
+	uint32_t tmo; /* watchdog only: NVQ_TMO_ABORTED | cid */
 	uint16_t cid;
 	uint16_t gen;
 	/* Lead only: the request. */
@@ -110,6 +120,11 @@ struct nvq_queue {
 	struct nvq_cmd *cmds __cacheline_aligned;
 	struct nvq_pools *pools;
 	struct nvq_ctrl *ctrl;
+	/* The watchdog's coarse clock in ms (timeout.c); a zero word in
+	 * queues without a controller. */
+	const uint32_t *clock;
+	/* atomic: non-zero once the controller failed; new I/O gets it */
+	int dead;
 	struct nvq_vector *vec;
 	uint32_t nr_tags;
 	uint16_t tag_mask;
@@ -145,12 +160,15 @@ struct nvq_queue {
 	uint64_t stat_bad;
 	uint64_t stat_interrupts; /* atomic add: bumped outside cq_lock */
 	uint64_t reqs_done; /* atomic add: bumped after callbacks */
+	/* atomic: recovery left completions to deliver (NVQ_CMD_RECOVERED) */
+	uint32_t recovered;
 };
 
 /* What nvq_queue_create() needs; memory is owned by the caller. */
 struct nvq_queue_params {
 	struct nvq_transport *t;
 	struct nvq_ctrl *ctrl; /* back pointer, may be NULL in tests */
+	const uint32_t *clock; /* watchdog clock, NULL: none */
 	struct nvq_pools *pools; /* PRP lists and DSM ranges */
 	uint16_t qid;
 	uint32_t depth; /* entries per ring, 2..65536 */

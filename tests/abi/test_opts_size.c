@@ -28,6 +28,13 @@ struct opts_ver0 {
 	unsigned int admin_timeout_ms;
 };
 
+/* ... and against NVQ_OPTS_SIZE_VER1 (no command timeouts yet). */
+struct opts_ver1 {
+	struct opts_ver0 v0;
+	int cpu_lat_limit_us;
+	unsigned int cpu_lat_timeout_ms;
+};
+
 /* A future application's: today's struct and one more field. */
 struct opts_next {
 	struct nvq_opts cur;
@@ -40,7 +47,10 @@ struct opts_next {
 static void test_sizes(void)
 {
 	CHECK_EQ(sizeof(struct opts_ver0), NVQ_OPTS_SIZE_VER0);
-	CHECK_EQ(sizeof(struct nvq_opts), NVQ_OPTS_SIZE_VER1);
+	CHECK_EQ(sizeof(struct opts_ver1), NVQ_OPTS_SIZE_VER1);
+	CHECK_EQ(sizeof(struct nvq_opts), NVQ_OPTS_SIZE_VER2);
+	CHECK_EQ(offsetof(struct opts_ver1, cpu_lat_timeout_ms),
+		 offsetof(struct nvq_opts, cpu_lat_timeout_ms));
 	CHECK_EQ(offsetof(struct opts_ver0, admin_timeout_ms),
 		 offsetof(struct nvq_opts, admin_timeout_ms));
 }
@@ -80,9 +90,32 @@ static void test_open_old(void)
 	nvq_close(c);
 }
 
+static void test_open_ver1(void)
+{
+	struct nvq_qos_info info;
+	struct opts_ver1 o;
+	struct nvq_ctrl *c;
+	unsigned int io, admin;
+
+	nvq_opts_init_size((struct nvq_opts *)&o, sizeof(o));
+	CHECK_EQ(o.v0.size, NVQ_OPTS_SIZE_VER1);
+	o.v0.nr_queues = 1;
+	o.v0.admin_timeout_ms = 7000;
+	o.cpu_lat_timeout_ms = 9;
+	CHECK_EQ(nvq_open(URI, (struct nvq_opts *)&o, &c), 0);
+	nvq_qos_info(nvq_ctrl_qos(c), &info);
+	CHECK_EQ(info.timeout_ms, 9);
+	/* The field it does not have: the default. */
+	CHECK_OK(nvq_ctrl_timeouts(c, &io, &admin));
+	CHECK_EQ(io, 30000);
+	CHECK_EQ(admin, 7000);
+	nvq_close(c);
+}
+
 static void test_open_current(void)
 {
 	struct nvq_qos_info info;
+	unsigned int io, admin;
 	struct nvq_opts o;
 	struct nvq_ctrl *c;
 
@@ -90,9 +123,13 @@ static void test_open_current(void)
 	CHECK_EQ(o.size, sizeof(o));
 	o.nr_queues = 1;
 	o.cpu_lat_timeout_ms = 7;
+	o.io_timeout_ms = 1234;
 	CHECK_EQ(nvq_open(URI, &o, &c), 0);
 	nvq_qos_info(nvq_ctrl_qos(c), &info);
 	CHECK_EQ(info.timeout_ms, 7);
+	CHECK_OK(nvq_ctrl_timeouts(c, &io, &admin));
+	CHECK_EQ(io, 1234);
+	CHECK_EQ(admin, 60000);
 	nvq_close(c);
 	CHECK_EQ(nvq_open(URI, NULL, &c), 0);
 	nvq_close(c);
@@ -128,6 +165,8 @@ static void test_open_bad_size(void)
 	nvq_opts_init(&o);
 	o.size = NVQ_OPTS_SIZE_VER0 + 4; /* between two released sizes */
 	CHECK_EQ(nvq_open(URI, &o, &c), -EINVAL);
+	o.size = NVQ_OPTS_SIZE_VER1 + 2;
+	CHECK_EQ(nvq_open(URI, &o, &c), -EINVAL);
 	o.size = 3;
 	CHECK_EQ(nvq_open(URI, &o, &c), -EINVAL);
 }
@@ -137,6 +176,7 @@ int main(void)
 	test_sizes();
 	test_init_old();
 	test_open_old();
+	test_open_ver1();
 	test_open_current();
 	test_open_newer();
 	test_open_bad_size();

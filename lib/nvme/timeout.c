@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Command timeouts: a watchdog thread per controller, as the block layer's
+ * timeout timer is for Linux's nvme driver. Submission costs one load (the
+ * watchdog's coarse clock, per batch) and one store per command (its
+ * submission tick); no clock is read on the I/O path.
+ *
+ * Each period the watchdog looks at every in-flight I/O command. One
+ * older than the I/O timeout is handled in the order nvme_timeout() uses:
+ *   1. the controller is gone (all-ones) or has fatal status (CSTS.CFS):
+ *      the controller fails (below);
+ *   2. its completion is already in the CQ: the interrupt was lost (or a
+ *      poll mode caller is not polling); wake the queue's waiters by
+ *      signalling the interrupt's eventfd, and count a lost interrupt;
+ *   3. first timeout: send Abort for it and give it another timeout;
+ *   4. it times out again, or the Abort fails: the controller fails.
+ * A controller that fails is disabled (CC.EN = 0, which stops its DMA)
+ * unless it is gone, every command it owned completes with -ETIMEDOUT
+ * (the timed-out ones) or the failure's errno, and new submissions get
+ * that errno at once. The completions are delivered by each queue's own
+ * reaper (NVQ_CMD_RECOVERED, request.c), so callbacks run where they
+ * always run; the watchdog signals the eventfds so that sleepers wake.
+ * Re-initialising a failed controller (reset and resubmission) is not
+ * done yet: nvq_close() and a new nvq_open() are the way back.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctrl.h"
+#include "internal.h"
+#include "request.h"
+
+/* Watchdog period: a quarter of the shortest timeout, 10 ms .. 1 s. */
+static unsigned int period_ms(struct nvq_ctrl *c)
+{
+	unsigned int io = __atomic_load_n(&c->io_timeout_ms, __ATOMIC_RELAXED);
+	unsigned int p = io / 4;
+
+	return MIN(MAX(p, 10u), 1000u);
+}
+
+static uint32_t clock_ms(struct nvq_ctrl *c)
+{
+	return (uint32_t)((nvq_now_ns() - c->wd_start_ns) / 1000000ull);
+}
+
+/* Wake whoever reaps @q: a waiter or completion thread on its vector. */
+static void kick(struct nvq_queue *q)
+{
+	uint64_t one = 1;
+
+	if (q->mode != NVQ_MODE_POLL && q->vec && q->vec->fd >= 0 &&
+	    write(q->vec->fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is already non-zero, they will wake. */
+	}
+}
+
+static void fail_ctrl(struct nvq_ctrl *c, int err, const char *why)
+{
+	unsigned int i, n = 0;
+
+	if (__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE))
+		return;
+	snprintf(c->fail_msg, sizeof(c->fail_msg), "%s", why);
+	__atomic_store_n(&c->failed, err, __ATOMIC_RELEASE);
+	for (i = 0; i < c->nr_queues; i++)
+		__atomic_store_n(&c->queues[i]->dead, err, __ATOMIC_RELEASE);
+	/* Stop the device's DMA before its commands' buffers are handed
+	 * back; a gone device does no DMA. */
+	if (err != -ENODEV)
+		nvq_ctrl_disable(c);
+	/* Nothing is left to delete or shut down at close. */
+	c->enabled = false;
+	for (i = 0; i < c->nr_queues; i++) {
+		n += nvq_req_recover_all(c->queues[i], err);
+		kick(c->queues[i]);
+	}
+	__atomic_fetch_add(&c->st.failed, (uint64_t)n, __ATOMIC_RELAXED);
+}
+
+static void send_abort(struct nvq_ctrl *c, struct nvq_queue *q,
+		       struct nvq_cmd *cmd, uint32_t cid, uint32_t now)
+{
+	uint32_t result = 0;
+	int rc;
+
+	__atomic_fetch_add(&c->st.aborts, 1, __ATOMIC_RELAXED);
+	cmd->tmo = NVQ_TMO_ABORTED | cid;
+	/* Another full timeout for the Abort to work. */
+	__atomic_store_n(&cmd->tick, now, __ATOMIC_RELAXED);
+	rc = nvq_ctrl_admin_simple(c, nvq_admin_abort_cmd,
+				   (uint32_t)q->qid | cid << 16, 0, 0, 0,
+				   &result);
+	if (rc && !__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE))
+		fail_ctrl(c, -EIO, "Abort of a timed-out command failed");
+}
+
+/* One in-flight command older than the timeout. */
+static void timed_out(struct nvq_ctrl *c, struct nvq_queue *q,
+		      struct nvq_cmd *cmd, uint32_t cid, uint32_t now)
+{
+	uint32_t csts = nvq_ctrl_csts(c);
+
+	if (csts == NVQ_REG_GONE32) {
+		fail_ctrl(c, -ENODEV,
+			  "the controller is gone (registers read all-ones)");
+		return;
+	}
+	if (csts & NVQ_CSTS_CFS) {
+		fail_ctrl(c, -EIO, "controller fatal status (CSTS.CFS)");
+		return;
+	}
+	if (nvq_queue_pending(q)) {
+		/* Done by the device, not reaped: wake the reaper. */
+		if (q->mode != NVQ_MODE_POLL)
+			__atomic_fetch_add(&c->st.lost_interrupts, 1,
+					   __ATOMIC_RELAXED);
+		__atomic_store_n(&cmd->tick, now, __ATOMIC_RELAXED);
+		kick(q);
+		return;
+	}
+	__atomic_fetch_add(&c->st.timeouts, 1, __ATOMIC_RELAXED);
+	if (cmd->tmo != (NVQ_TMO_ABORTED | cid)) {
+		send_abort(c, q, cmd, cid, now);
+		return;
+	}
+	fail_ctrl(c, -ETIMEDOUT, "a command timed out after its Abort");
+}
+
+static void scan(struct nvq_ctrl *c, uint32_t now)
+{
+	uint32_t tmo = __atomic_load_n(&c->io_timeout_ms, __ATOMIC_RELAXED);
+	unsigned int i, tag;
+
+	if (__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE))
+		return;
+	if (nvq_ctrl_csts(c) == NVQ_REG_GONE32) {
+		fail_ctrl(c, -ENODEV,
+			  "the controller is gone (registers read all-ones)");
+		return;
+	}
+	for (i = 0; i < c->nr_queues; i++) {
+		struct nvq_queue *q = c->queues[i];
+
+		for (tag = 0; tag < q->nr_tags; tag++) {
+			struct nvq_cmd *cmd = &q->cmds[tag];
+			uint32_t st =
+				__atomic_load_n(&cmd->state, __ATOMIC_ACQUIRE);
+			uint32_t t;
+
+			if (!(st & NVQ_CMD_INFLIGHT))
+				continue;
+			t = __atomic_load_n(&cmd->tick, __ATOMIC_RELAXED);
+			if ((uint32_t)(now - t) < tmo)
+				continue;
+			timed_out(c, q, cmd, st & 0xffff, now);
+			if (__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE))
+				return;
+		}
+	}
+}
+
+static void *watchdog_main(void *arg)
+{
+	struct nvq_ctrl *c = arg;
+
+	pthread_mutex_lock(&c->wd_lock);
+	while (!c->wd_stop) {
+		uint64_t at = nvq_now_ns() + period_ms(c) * 1000000ull;
+		struct timespec ts = { .tv_sec = (time_t)(at / 1000000000ull),
+				       .tv_nsec = (long)(at % 1000000000ull) };
+		uint32_t now;
+
+		pthread_cond_timedwait(&c->wd_cond, &c->wd_lock, &ts);
+		if (c->wd_stop)
+			break;
+		pthread_mutex_unlock(&c->wd_lock);
+		now = clock_ms(c);
+		__atomic_store_n(&c->wd_clock, now, __ATOMIC_RELAXED);
+		scan(c, now);
+		pthread_mutex_lock(&c->wd_lock);
+	}
+	pthread_mutex_unlock(&c->wd_lock);
+	return NULL;
+}
+
+int nvq_watchdog_start(struct nvq_ctrl *c)
+{
+	pthread_condattr_t ca;
+	int rc;
+
+	c->wd_start_ns = nvq_now_ns();
+	pthread_mutex_init(&c->wd_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->wd_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	c->wd_init = true;
+	rc = pthread_create(&c->wd_thread, NULL, watchdog_main, c);
+	if (rc)
+		return nvq_err(-rc, "cannot start the timeout watchdog: %s",
+			       strerror(rc));
+	pthread_setname_np(c->wd_thread, "nvq-watchdog");
+	c->wd_running = true;
+	return 0;
+}
+
+void nvq_watchdog_stop(struct nvq_ctrl *c)
+{
+	if (!c->wd_init)
+		return;
+	if (c->wd_running) {
+		pthread_mutex_lock(&c->wd_lock);
+		c->wd_stop = true;
+		pthread_cond_signal(&c->wd_cond);
+		pthread_mutex_unlock(&c->wd_lock);
+		pthread_join(c->wd_thread, NULL);
+		c->wd_running = false;
+	}
+	pthread_cond_destroy(&c->wd_cond);
+	pthread_mutex_destroy(&c->wd_lock);
+	c->wd_init = false;
+}
