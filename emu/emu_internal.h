@@ -92,21 +92,39 @@ void *emu_iommu_range(struct emu_iommu *m, uint64_t iova, uint64_t len);
 /* Media (media.c)                                                     */
 /* ------------------------------------------------------------------ */
 
+struct emu_seg;
+
 struct emu_media {
-	uint8_t *base; /* all namespaces, consecutively */
+	uint8_t *base; /* RAM: all namespaces, consecutively; NULL for a file */
 	uint64_t len;
-	int fd; /* -1 for RAM */
+	uint64_t page; /* the host's page size (RAM zeroing) */
+	int fd; /* the backing file, locked and reserved; -1 for RAM */
 };
 
-/* Map RAM or the backing file (created/extended) for all namespaces. */
+/*
+ * RAM, or the backing file (created, locked: -EBUSY when another
+ * controller or process has it; extended and reserved: -ENOSPC when the
+ * file system lacks the room), for all namespaces.
+ */
 int emu_media_open(struct emu_media *m, const struct nvq_emu_params *p);
-/* Unmap and close; no sync (an unsafe power loss keeps the page cache). */
+/* Unmap or close; no sync (an unsafe power loss keeps the page cache). */
 void emu_media_close(struct emu_media *m);
 /* Make [@off, @off + @len) durable (file backing); 0 or -errno. */
 int emu_media_sync(struct emu_media *m, uint64_t off, uint64_t len);
-/* Zero a range; @dealloc lets the memory go back to the system. */
-void emu_media_zero(struct emu_media *m, uint64_t off, uint64_t len,
-		    bool dealloc);
+/*
+ * Copy between the media at @off and the host segments @seg[0..@n);
+ * *@done gets the bytes moved. 0, or -errno of a media error (the file
+ * ended early: -ENODATA; full: -ENOSPC) - never a signal.
+ */
+int emu_media_rw(struct emu_media *m, uint64_t off, const struct emu_seg *seg,
+		 uint32_t n, bool write, uint64_t *done);
+/*
+ * Zero a range, giving whole pages back to the system (RAM) or turning
+ * the range into zeroes without writing them (file); @dealloc also
+ * releases a file's space. 0 or -errno.
+ */
+int emu_media_zero(struct emu_media *m, uint64_t off, uint64_t len,
+		   bool dealloc);
 /* Quantiles in a lognormal latency table (a power of two). */
 #define EMU_LAT_TABLE_BITS 12
 

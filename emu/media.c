@@ -1,10 +1,36 @@
 // SPDX-License-Identifier: MIT
 /*
- * The media behind the namespaces: one mapping holding every namespace in
- * turn. RAM is an anonymous mapping populated on first touch; a file is
- * mapped MAP_SHARED, so data written survives the process even without a
- * shutdown (it sits in the page cache), and Flush/shutdown make it durable
- * with msync + fdatasync. Both let the I/O path copy with plain memcpy.
+ * The media behind the namespaces, every namespace in turn at
+ * (nsid - 1) * size.
+ *
+ * RAM is an anonymous mapping populated on first touch; the I/O path
+ * copies with memcpy, and zeroing gives whole pages back with
+ * MADV_DONTNEED (they read as zeroes again), so neither Write Zeroes nor
+ * Deallocate materialises memory.
+ *
+ * A file is reached with preadv/pwritev, never through a mapping. A
+ * MAP_SHARED mapping raises SIGBUS on any access past the end of a file
+ * that shrank under it (another process truncated it) and on a store into
+ * a hole the file system cannot fill (full disk, or a CoW file system
+ * that needs new space for an overwrite). Checking the size first cannot
+ * help: the file can shrink between the check and the copy, and catching
+ * the signal would mean owning a process-wide handler inside a library.
+ * With system calls, the same events are a short read or an error code,
+ * which the NVM commands turn into the status a drive posts: Unrecovered
+ * Read Error, Write Fault. The cost is one system call per command (the
+ * data still moves by one copy through the page cache, as with memcpy on
+ * a mapping); writes still sit in the page cache, so data written
+ * survives the process without a shutdown, and Flush/shutdown make it
+ * durable with fdatasync.
+ *
+ * At open the file is locked (flock: one open file description holds it,
+ * so a second controller of the same process conflicts as a second
+ * process does, and a forked child that inherits the descriptor shares
+ * it) and its whole size is reserved with posix_fallocate, so that a full
+ * file system fails the open with a message instead of failing writes
+ * later. Write Zeroes keeps that reservation (FALLOC_FL_ZERO_RANGE);
+ * Deallocate gives the space back (FALLOC_FL_PUNCH_HOLE), as a
+ * thin-provisioned drive does.
  *
  * Also the media's timing: per command class a fixed latency or a
  * distribution (uniform, or lognormal from a quantile table) with rare
@@ -12,70 +38,182 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "emu_internal.h"
 
-#define PG 4096ull
+/* Below this many whole pages, zeroing RAM with stores beats a syscall. */
+#define ZERO_MADV_MIN_PAGES 16
+/* iovecs per preadv/pwritev call (IOV_MAX is 1024; a PRP walk merges
+ * contiguous pages, so one call nearly always suffices). */
+#define IOV_BATCH 64
 
-int emu_media_open(struct emu_media *m, const struct nvq_emu_params *p)
+/* Source of the pwrite fallback of zeroing; never written (.bss). */
+static uint8_t zero_buf[65536];
+
+/*
+ * Who holds the lock on the file @st, from /proc/locks (flock locks show
+ * the pid of the process that took them), into @buf.
+ */
+static void lock_holder(const struct stat *st, char *buf, size_t len)
 {
-	uint64_t total = p->ns_size * p->nr_ns;
-	struct stat st;
-	void *base;
+	char line[256], type[16], comm[64] = "";
+	unsigned int maj, min;
+	unsigned long ino;
+	FILE *f;
+	int pid;
 
-	m->fd = -1;
-	m->len = total;
-	if (!p->file[0]) {
-		base = mmap(NULL, total, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (base == MAP_FAILED)
-			return emu_err(
-				-errno,
-				"emu: cannot reserve %llu bytes of RAM media: %s",
-				(unsigned long long)total, strerror(errno));
-		m->base = base;
-		return 0;
+	snprintf(buf, len, "another process");
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		/* "1: FLOCK  ADVISORY  WRITE 2070 fe:00:10952760 0 EOF";
+		 * waiters ("1: -> FLOCK ...") do not parse as a type. */
+		if (sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", type, &pid,
+			   &maj, &min, &ino) != 5 ||
+		    strcmp(type, "FLOCK") || maj != major(st->st_dev) ||
+		    min != minor(st->st_dev) || ino != st->st_ino)
+			continue;
+		if (pid == getpid()) {
+			snprintf(buf, len,
+				 "another emulated controller of this process");
+		} else if (pid > 0) {
+			char path[64];
+			FILE *cf;
+
+			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+			cf = fopen(path, "re");
+			if (cf) {
+				if (!fgets(comm, sizeof(comm), cf))
+					comm[0] = 0;
+				fclose(cf);
+				comm[strcspn(comm, "\n")] = 0;
+			}
+			if (comm[0])
+				snprintf(buf, len, "process %d (%s)", pid,
+					 comm);
+			else
+				snprintf(buf, len, "process %d", pid);
+		}
+		break;
 	}
+	fclose(f);
+}
 
-	m->fd = open(p->file, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+/* Reserve [0, @total) of the file; fills in a message on failure. */
+static int reserve(struct emu_media *m, const char *file, uint64_t total)
+{
+	struct statvfs sv;
+	int err;
+
+	err = posix_fallocate(m->fd, 0, (off_t)total);
+	if (!err)
+		return 0;
+	if (err == ENOSPC && !fstatvfs(m->fd, &sv))
+		return emu_err(
+			-ENOSPC,
+			"emu parameter 'file': cannot reserve %llu bytes for '%s': the file system has %llu bytes free",
+			(unsigned long long)total, file,
+			(unsigned long long)sv.f_bavail * sv.f_frsize);
+	return emu_err(
+		-err,
+		"emu parameter 'file': cannot reserve %llu bytes for '%s': %s",
+		(unsigned long long)total, file, strerror(err));
+}
+
+static int open_file(struct emu_media *m, const struct nvq_emu_params *p,
+		     uint64_t total)
+{
+	bool created = false;
+	char who[128];
+	struct stat st;
+	int ret;
+
+	m->fd = open(p->file, O_RDWR | O_CLOEXEC);
+	if (m->fd < 0 && errno == ENOENT) {
+		/* Remember creating it: a failed open then removes it. */
+		m->fd = open(p->file, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+			     0644);
+		created = m->fd >= 0;
+		if (m->fd < 0 && errno == EEXIST)
+			m->fd = open(p->file, O_RDWR | O_CLOEXEC);
+	}
 	if (m->fd < 0)
 		return emu_err(-errno,
 			       "emu parameter 'file': cannot open '%s': %s",
 			       p->file, strerror(errno));
 	if (fstat(m->fd, &st) || !S_ISREG(st.st_mode)) {
-		close(m->fd);
-		m->fd = -1;
-		return emu_err(
+		ret = emu_err(
 			-EINVAL,
 			"emu parameter 'file': '%s' is not a regular file",
 			p->file);
+		goto fail;
 	}
-	if ((uint64_t)st.st_size < total && ftruncate(m->fd, (off_t)total)) {
-		int err = errno;
+	/* Before anything changes the file: it may be another's media. */
+	if (flock(m->fd, LOCK_EX | LOCK_NB)) {
+		if (errno == EWOULDBLOCK) {
+			lock_holder(&st, who, sizeof(who));
+			ret = emu_err(
+				-EBUSY,
+				"emu parameter 'file': '%s' is in use by %s; an image backs one controller at a time",
+				p->file, who);
+		} else {
+			ret = emu_err(
+				-errno,
+				"emu parameter 'file': cannot lock '%s': %s",
+				p->file, strerror(errno));
+		}
+		goto fail;
+	}
+	ret = reserve(m, p->file, total);
+	if (ret) {
+		/* Leave the file as it was found. */
+		if (!created && (uint64_t)st.st_size < total &&
+		    ftruncate(m->fd, st.st_size)) {
+			/* the message about the reservation matters more */
+		}
+		goto fail;
+	}
+	return 0;
+fail:
+	if (created)
+		unlink(p->file);
+	close(m->fd);
+	m->fd = -1;
+	return ret;
+}
 
-		close(m->fd);
-		m->fd = -1;
+int emu_media_open(struct emu_media *m, const struct nvq_emu_params *p)
+{
+	uint64_t total = p->ns_size * p->nr_ns;
+	long pg = sysconf(_SC_PAGESIZE);
+	void *base;
+
+	m->fd = -1;
+	m->base = NULL;
+	m->len = total;
+	m->page = pg > 0 ? (uint64_t)pg : 4096;
+	if (p->file[0])
+		return open_file(m, p, total);
+	base = mmap(NULL, total, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED)
 		return emu_err(
-			-err,
-			"emu parameter 'file': cannot extend '%s' to %llu bytes: %s",
-			p->file, (unsigned long long)total, strerror(err));
-	}
-	base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
-	if (base == MAP_FAILED) {
-		int err = errno;
-
-		close(m->fd);
-		m->fd = -1;
-		return emu_err(-err,
-			       "emu parameter 'file': cannot map '%s': %s",
-			       p->file, strerror(err));
-	}
+			-errno,
+			"emu: cannot reserve %llu bytes of RAM media: %s",
+			(unsigned long long)total, strerror(errno));
 	m->base = base;
 	return 0;
 }
@@ -84,6 +222,7 @@ void emu_media_close(struct emu_media *m)
 {
 	if (m->base)
 		munmap(m->base, m->len);
+	/* Closing the last descriptor of the description drops the lock. */
 	if (m->fd >= 0)
 		close(m->fd);
 	m->base = NULL;
@@ -92,42 +231,155 @@ void emu_media_close(struct emu_media *m)
 
 int emu_media_sync(struct emu_media *m, uint64_t off, uint64_t len)
 {
-	uint64_t start, end;
-
+	/* The whole file: fdatasync has no range, and sync_file_range
+	 * neither writes metadata nor flushes the disk's cache. */
 	if (m->fd < 0 || !len)
 		return 0;
-	start = off & ~(PG - 1);
-	end = off + len;
-	if (end > m->len)
-		end = m->len;
-	if (msync(m->base + start, end - start, MS_SYNC))
-		return -errno;
-	if (fdatasync(m->fd))
-		return -errno;
+	return fdatasync(m->fd) ? -errno : 0;
+}
+
+/*
+ * preadv/pwritev the segments @seg[0..@n) at file offset @off, resuming
+ * after short transfers. A read that meets the end of the file (it
+ * shrank) is -ENODATA.
+ */
+static int file_rw(int fd, uint64_t off, const struct emu_seg *seg, uint32_t n,
+		   bool write, uint64_t *done)
+{
+	struct iovec iov[IOV_BATCH];
+	uint64_t skip = 0; /* bytes of seg[0] already moved */
+	ssize_t got;
+	uint32_t k;
+
+	while (n) {
+		for (k = 0; k < IOV_BATCH && k < n; k++) {
+			iov[k].iov_base = seg[k].p;
+			iov[k].iov_len = seg[k].len;
+		}
+		iov[0].iov_base = seg[0].p + skip;
+		iov[0].iov_len -= skip;
+		got = write ? pwritev(fd, iov, (int)k, (off_t)off) :
+			      preadv(fd, iov, (int)k, (off_t)off);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!got)
+			return write ? -EIO : -ENODATA;
+		off += (uint64_t)got;
+		*done += (uint64_t)got;
+		got += (ssize_t)skip;
+		while (n && (uint64_t)got >= seg->len) {
+			got -= (ssize_t)seg->len;
+			seg++;
+			n--;
+		}
+		skip = (uint64_t)got;
+	}
 	return 0;
 }
 
-void emu_media_zero(struct emu_media *m, uint64_t off, uint64_t len,
-		    bool dealloc)
+int emu_media_rw(struct emu_media *m, uint64_t off, const struct emu_seg *seg,
+		 uint32_t n, bool write, uint64_t *done)
 {
-	uint64_t a = (off + PG - 1) & ~(PG - 1);
-	uint64_t b = (off + len) & ~(PG - 1);
+	uint8_t *p;
+	uint32_t i;
 
-	/* Small ranges or no whole page inside: plain stores. */
-	if (!dealloc || len < 16 * PG || a >= b) {
+	*done = 0;
+	if (m->fd >= 0)
+		return file_rw(m->fd, off, seg, n, write, done);
+	p = m->base + off;
+	for (i = 0; i < n; i++) {
+		if (write)
+			memcpy(p, seg[i].p, seg[i].len);
+		else
+			memcpy(seg[i].p, p, seg[i].len);
+		p += seg[i].len;
+	}
+	*done = (uint64_t)(p - (m->base + off));
+	return 0;
+}
+
+static void ram_zero(struct emu_media *m, uint64_t off, uint64_t len)
+{
+	uint64_t a = (off + m->page - 1) & ~(m->page - 1);
+	uint64_t b = (off + len) & ~(m->page - 1);
+
+	if (a >= b || b - a < ZERO_MADV_MIN_PAGES * m->page) {
 		memset(m->base + off, 0, len);
 		return;
 	}
+	/* Partial pages at the edges hold other blocks: stores. */
 	memset(m->base + off, 0, a - off);
 	memset(m->base + b, 0, off + len - b);
-	if (m->fd < 0) {
-		if (!madvise(m->base + a, b - a, MADV_DONTNEED))
-			return;
-	} else if (!fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			      (off_t)a, (off_t)(b - a))) {
-		return;
+	/* Private anonymous pages read as zeroes again once dropped. */
+	if (madvise(m->base + a, b - a, MADV_DONTNEED))
+		memset(m->base + a, 0, b - a);
+}
+
+/* The fallback where the file system punches and zeroes nothing. */
+static int file_write_zeroes(int fd, uint64_t off, uint64_t len)
+{
+	struct iovec iov[16];
+	uint64_t chunk;
+	ssize_t got;
+	int k;
+
+	while (len) {
+		for (k = 0, chunk = 0; k < 16 && chunk < len; k++) {
+			iov[k].iov_base = zero_buf;
+			iov[k].iov_len = len - chunk < sizeof(zero_buf) ?
+						 len - chunk :
+						 sizeof(zero_buf);
+			chunk += iov[k].iov_len;
+		}
+		got = pwritev(fd, iov, k, (off_t)off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return got < 0 ? -errno : -EIO;
+		off += (uint64_t)got;
+		len -= (uint64_t)got;
 	}
-	memset(m->base + a, 0, b - a);
+	return 0;
+}
+
+static int file_zero(struct emu_media *m, uint64_t off, uint64_t len,
+		     bool dealloc)
+{
+	const int keep = FALLOC_FL_KEEP_SIZE;
+
+	/* The kernel zeroes the partial blocks at the edges itself. */
+	if (dealloc && !fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | keep,
+				  (off_t)off, (off_t)len))
+		return 0;
+	if (!fallocate(m->fd, FALLOC_FL_ZERO_RANGE | keep, (off_t)off,
+		       (off_t)len))
+		return 0;
+	/*
+	 * No ZERO_RANGE (tmpfs, for one): punch, then take the space back
+	 * for Write Zeroes. Once punched the range reads as zeroes, so a
+	 * failed re-reservation is not a failed command.
+	 */
+	if (!fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | keep, (off_t)off,
+		       (off_t)len)) {
+		if (!dealloc)
+			(void)fallocate(m->fd, keep, (off_t)off, (off_t)len);
+		return 0;
+	}
+	return file_write_zeroes(m->fd, off, len);
+}
+
+int emu_media_zero(struct emu_media *m, uint64_t off, uint64_t len,
+		   bool dealloc)
+{
+	if (!len)
+		return 0;
+	if (m->fd >= 0)
+		return file_zero(m, off, len, dealloc);
+	ram_zero(m, off, len);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -2,14 +2,19 @@
 /*
  * NVM command set: Read, Write, Flush, Write Zeroes, Dataset Management.
  * Data moves between host segments (PRP walk through the IOMMU) and the
- * media mapping with memcpy: no syscall or allocation per command unless
- * durability asks for one (FUA or a disabled write cache on a file).
+ * media (media.c): memcpy for RAM, one preadv/pwritev for a file, and no
+ * allocation per command; one more syscall only where durability asks for
+ * it (FUA or a disabled write cache on a file). What the media fails
+ * completes as a drive's media errors: Unrecovered Read Error, Write
+ * Fault, counted in SMART and the Error Information log with the LBA.
  */
-#include <string.h>
-
 #include "emu_internal.h"
 
 #define ST_INVALID_FIELD EMU_ST_GEN(NVQ_SC_INVALID_FIELD)
+/* With DNR: the data is gone (read) or the space is (write); the same
+ * command again fails the same way. */
+#define ST_READ_ERROR EMU_ST(NVQ_SCT_MEDIA, NVQ_SC_READ_ERROR)
+#define ST_WRITE_FAULT EMU_ST(NVQ_SCT_MEDIA, NVQ_SC_WRITE_FAULT)
 
 static uint16_t check_ns(struct nvq_emu *c, struct emu_req *req)
 {
@@ -39,12 +44,23 @@ static uint16_t check_range(struct nvq_emu *c, struct emu_req *req,
 	return EMU_ST_GEN(NVQ_SC_LBA_RANGE);
 }
 
+/* A media error at @lba: counted, and logged by the completion. */
+static uint16_t media_error(struct nvq_emu *c, struct emu_req *req,
+			    uint64_t lba, uint16_t st)
+{
+	c->smart.media_errors++;
+	req->err_loc = NVQ_ERR_LOC_NONE;
+	req->err_lba = lba;
+	return st;
+}
+
 /* Durability for one write: FUA, or no volatile cache to hide behind. */
-static void write_through(struct nvq_emu *c, const struct nvq_sqe *sqe,
-			  uint64_t off, uint64_t len)
+static int write_through(struct nvq_emu *c, const struct nvq_sqe *sqe,
+			 uint64_t off, uint64_t len)
 {
 	if (c->media.fd >= 0 && ((sqe->cdw12 & NVQ_RW_FUA) || !c->feat.wce))
-		emu_media_sync(&c->media, off, len);
+		return emu_media_sync(&c->media, off, len);
+	return 0;
 }
 
 static uint16_t rw(struct nvq_emu *c, struct emu_req *req, bool write)
@@ -52,9 +68,8 @@ static uint16_t rw(struct nvq_emu *c, struct emu_req *req, bool write)
 	const struct nvq_sqe *sqe = req->sqe;
 	uint64_t slba = sqe->cdw10 | (uint64_t)sqe->cdw11 << 32;
 	uint64_t nlb = (sqe->cdw12 & NVQ_RW_NLB_MASK) + 1;
-	uint64_t len = nlb << c->p.lbads, off;
-	uint8_t *m;
-	uint32_t n, i;
+	uint64_t len = nlb << c->p.lbads, off, done;
+	uint32_t n;
 	uint16_t st;
 
 	st = check_ns(c, req);
@@ -78,20 +93,15 @@ static uint16_t rw(struct nvq_emu *c, struct emu_req *req, bool write)
 		return st;
 	}
 	off = ns_off(c, sqe->nsid, slba);
-	m = c->media.base + off;
+	if (emu_media_rw(&c->media, off, c->segs, n, write, &done))
+		return media_error(c, req, slba + (done >> c->p.lbads),
+				   write ? ST_WRITE_FAULT : ST_READ_ERROR);
 	if (write) {
-		for (i = 0; i < n; i++) {
-			memcpy(m, c->segs[i].p, c->segs[i].len);
-			m += c->segs[i].len;
-		}
-		write_through(c, sqe, off, len);
+		if (write_through(c, sqe, off, len))
+			return media_error(c, req, slba, ST_WRITE_FAULT);
 		c->smart.host_writes++;
 		c->smart.write_512 += len >> 9;
 	} else {
-		for (i = 0; i < n; i++) {
-			memcpy(c->segs[i].p, m, c->segs[i].len);
-			m += c->segs[i].len;
-		}
 		c->smart.host_reads++;
 		c->smart.read_512 += len >> 9;
 	}
@@ -103,15 +113,16 @@ static uint16_t flush(struct nvq_emu *c, struct emu_req *req)
 	uint32_t nsid = req->sqe->nsid;
 	uint16_t st;
 
+	/* Cached writes that cannot reach the media: a write fault. */
 	if (nsid == NVQ_NSID_ALL)
 		return emu_media_sync(&c->media, 0, c->media.len) ?
-			       EMU_ST_GEN(NVQ_SC_INTERNAL) :
+			       media_error(c, req, 0, ST_WRITE_FAULT) :
 			       0;
 	st = check_ns(c, req);
 	if (st)
 		return st;
 	if (emu_media_sync(&c->media, ns_off(c, nsid, 0), c->p.ns_size))
-		return EMU_ST_GEN(NVQ_SC_INTERNAL);
+		return media_error(c, req, 0, ST_WRITE_FAULT);
 	return 0;
 }
 
@@ -130,8 +141,11 @@ static uint16_t write_zeroes(struct nvq_emu *c, struct emu_req *req)
 		return st;
 	off = ns_off(c, sqe->nsid, slba);
 	len = nlb << c->p.lbads;
-	emu_media_zero(&c->media, off, len, sqe->cdw12 & NVQ_RW_DEAC);
-	write_through(c, sqe, off, len);
+	/* The range is released, not written: DEAC only decides whether a
+	 * file keeps its space (see media.c). */
+	if (emu_media_zero(&c->media, off, len, sqe->cdw12 & NVQ_RW_DEAC) ||
+	    write_through(c, sqe, off, len))
+		return media_error(c, req, slba, ST_WRITE_FAULT);
 	c->smart.host_writes++;
 	return 0;
 }
@@ -159,11 +173,13 @@ static uint16_t dsm(struct nvq_emu *c, struct emu_req *req)
 		if (st)
 			return st;
 	}
+	/* Deallocated blocks read as zeroes (DLFEAT), so a range that
+	 * cannot be released and zeroed is a failed write. */
 	for (i = 0; i < nr; i++)
-		if (r[i].nlb)
-			emu_media_zero(&c->media,
-				       ns_off(c, sqe->nsid, r[i].slba),
-				       (uint64_t)r[i].nlb << c->p.lbads, true);
+		if (r[i].nlb &&
+		    emu_media_zero(&c->media, ns_off(c, sqe->nsid, r[i].slba),
+				   (uint64_t)r[i].nlb << c->p.lbads, true))
+			return media_error(c, req, r[i].slba, ST_WRITE_FAULT);
 	return 0;
 }
 
