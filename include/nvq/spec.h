@@ -365,6 +365,8 @@ enum nvq_identify_cns {
 	NVQ_ID_CNS_CTRL = 0x01,
 	NVQ_ID_CNS_NS_ACTIVE_LIST = 0x02,
 	NVQ_ID_CNS_NS_DESC_LIST = 0x03,
+	/* I/O Command Set specific Identify Controller; CSI in CDW11 31:24 */
+	NVQ_ID_CNS_CSI_CTRL = 0x06,
 };
 
 /* Feature identifiers */
@@ -719,6 +721,30 @@ _Static_assert(offsetof(struct nvq_id_ns, nguid) == 104, "NGUID");
 _Static_assert(offsetof(struct nvq_id_ns, eui64) == 120, "EUI64");
 _Static_assert(offsetof(struct nvq_id_ns, lbaf) == 128, "LBAF0");
 _Static_assert(offsetof(struct nvq_id_ns, vs) == 384, "VS area");
+
+/* Command Set Identifiers (CDW11 CSI of Identify, NVMe 2.0 Figure 286). */
+#define NVQ_CSI_NVM 0
+#define NVQ_IDENTIFY_CSI_SHIFT 24
+
+/*
+ * Identify Controller for the NVM command set (CNS 06h, CSI 00h; NVM
+ * Command Set Specification 1.0, 4.1.5.1): limits that are not MDTS.
+ * Sizes are powers of two in units of CAP.MPSMIN; 0 means no limit.
+ */
+struct nvq_id_ctrl_nvm {
+	uint8_t vsl; /* Verify Size Limit */
+	uint8_t wzsl; /* Write Zeroes Size Limit */
+	uint8_t wusl; /* Write Uncorrectable Size Limit */
+	uint8_t dmrl; /* Dataset Management Ranges Limit (count) */
+	uint32_t dmrsl; /* DSM Range Size Limit (logical blocks) */
+	uint64_t dmsl; /* DSM Size Limit (logical blocks, all ranges) */
+	uint8_t rsvd16[4080];
+};
+
+_Static_assert(sizeof(struct nvq_id_ctrl_nvm) == NVQ_IDENTIFY_DATA_SIZE,
+	       "Identify Controller (NVM) is 4096 bytes");
+_Static_assert(offsetof(struct nvq_id_ctrl_nvm, dmrsl) == 4, "DMRSL");
+_Static_assert(offsetof(struct nvq_id_ctrl_nvm, dmsl) == 8, "DMSL");
 
 /* ------------------------------------------------------------------ */
 /* Log pages                                                           */

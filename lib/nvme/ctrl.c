@@ -164,6 +164,47 @@ static int check_cap(struct nvq_ctrl *c)
 	return 0;
 }
 
+/*
+ * The NVM command set's own limits (Identify CNS 06h, CSI 00h): Write
+ * Zeroes and Dataset Management are sized by them, not by MDTS, which
+ * limits data transfers only. Asked of controllers that may know CNS 06h
+ * (NVMe 2.0, or I/O Command Sets in CAP.CSS); when there is no answer,
+ * Write Zeroes keeps MDTS as its limit, as Linux does.
+ */
+static void identify_nvm_limits(struct nvq_ctrl *c)
+{
+	struct nvq_id_ctrl_nvm *id;
+	struct nvq_sqe sqe = { .opcode = nvq_admin_identify };
+	void *buf;
+	int rc = -ENOTSUP;
+
+	c->wz_max_bytes = c->max_xfer;
+	c->dmrl = NVQ_DSM_MAX_RANGES;
+	if (c->vs < NVQ_VS(2, 0, 0) && !c->iocss)
+		return;
+	buf = nvq_mem_alloc(c->mem, NVQ_IDENTIFY_DATA_SIZE, c->node, NULL);
+	if (!buf)
+		return;
+	sqe.cdw10 = NVQ_ID_CNS_CSI_CTRL;
+	sqe.cdw11 = (uint32_t)NVQ_CSI_NVM << NVQ_IDENTIFY_CSI_SHIFT;
+	rc = nvq_ctrl_admin(c, &sqe, &buf, NVQ_IDENTIFY_DATA_SIZE, NULL, NULL);
+	if (!rc) {
+		id = buf;
+		/* In units of CAP.MPSMIN, which check_cap() made 4 KiB. */
+		c->wz_max_bytes = id->wzsl && id->wzsl < 32 ?
+					  (uint64_t)NVQ_PAGE_SIZE << id->wzsl :
+					  0;
+		if (id->dmrl)
+			c->dmrl = id->dmrl;
+		c->dmrsl = id->dmrsl;
+		c->dmsl = id->dmsl;
+	}
+	/* Not knowing CNS 06h is no failure: the limits stay MDTS's. */
+	nvq_err_clear();
+	if (buf)
+		nvq_mem_free(c->mem, buf);
+}
+
 static int identify_ctrl(struct nvq_ctrl *c)
 {
 	struct nvq_id_ctrl *id;
@@ -506,6 +547,8 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 		rc = enable(c);
 	if (!rc)
 		rc = identify_ctrl(c);
+	if (!rc)
+		identify_nvm_limits(c);
 	if (!rc)
 		rc = nvq_ctrl_scan_namespaces(c, notes, sizeof(notes));
 	if (!rc)

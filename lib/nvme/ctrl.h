@@ -40,6 +40,7 @@ struct nvq_ns {
 	uint32_t lbads; /* log2 of the LBA size */
 	uint64_t nlba;
 	uint32_t max_blocks; /* blocks per command */
+	uint32_t wz_blocks; /* blocks per Write Zeroes command */
 	struct nvq_id_ns *id;
 };
 
@@ -118,6 +119,14 @@ struct nvq_ctrl {
 	uint32_t ready_ms; /* CSTS.RDY may take this long to follow CC.EN */
 	bool iocss; /* CAP.CSS has I/O Command Sets: CC.CSS is 110b */
 	uint32_t max_xfer; /* bytes per command, after the driver's caps */
+	/*
+	 * Limits that are not MDTS (Identify CNS 06h, CSI NVM): Write
+	 * Zeroes bytes per command (0: no limit but NLB's), DSM ranges per
+	 * command, blocks per range and per command (0: no limit).
+	 */
+	uint64_t wz_max_bytes;
+	uint32_t dmrl, dmrsl;
+	uint64_t dmsl;
 	struct nvq_id_ctrl *id;
 	bool enabled; /* CC.EN was set by us */
 
@@ -196,6 +205,13 @@ int nvq_ctrl_admin_simple(struct nvq_ctrl *ctrl, uint8_t opc, uint32_t cdw10,
 /* Find the active namespaces nvq can drive (ns.c). */
 int nvq_ctrl_scan_namespaces(struct nvq_ctrl *ctrl, char *notes,
 			     size_t notes_len);
+
+/*
+ * How Deallocate is cut up (io.c): blocks per range and ranges per
+ * command, from DMRSL, DMRL and DMSL.
+ */
+void nvq_dsm_shape(const struct nvq_ctrl *ctrl, uint64_t *per_range,
+		   uint64_t *ranges);
 
 /* Append a "; "-separated note to @buf (see nvq_ctrl_notes()). */
 void nvq_note(char *buf, size_t size, const char *fmt, ...)

@@ -256,11 +256,11 @@ int nvq_write_zeroes(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 		return nvq_err(-ENOTSUP,
 			       "the controller does not support Write Zeroes");
 	/*
-	 * No data moves, but a controller may still limit Write Zeroes (WZSL
-	 * in the NVM command set's Identify Controller, which older devices
-	 * lack): like Linux, send MDTS-sized commands at most.
+	 * No data moves: commands are sized by WZSL (Identify CNS 06h) and
+	 * the 16-bit NLB, or by MDTS when the controller does not say, as
+	 * Linux does.
 	 */
-	per = ns->max_blocks;
+	per = ns->wz_blocks;
 	n = nr_cmds(nlb, per);
 	if (n > q->nr_tags)
 		return too_big(q, n);
@@ -283,12 +283,33 @@ int nvq_write_zeroes(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 	return 0;
 }
 
+/* DSM ranges one command carries: the range list is one small pool block. */
+#define DSM_RANGES_PER_CMD (256 / sizeof(struct nvq_dsm_range))
+
+void nvq_dsm_shape(const struct nvq_ctrl *c, uint64_t *per_range,
+		   uint64_t *ranges)
+{
+	/*
+	 * The NVM command set's limits (Identify CNS 06h): blocks per range
+	 * (DMRSL), ranges per command (DMRL), blocks per command (DMSL).
+	 */
+	uint64_t pr = c->dmrsl ? c->dmrsl : UINT32_MAX, k;
+
+	if (c->dmsl && pr > c->dmsl)
+		pr = c->dmsl;
+	k = MIN((uint64_t)c->dmrl, DSM_RANGES_PER_CMD);
+	if (c->dmsl)
+		k = MAX(1, MIN(k, c->dmsl / pr));
+	*per_range = pr;
+	*ranges = k;
+}
+
 int nvq_deallocate(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 		   uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg)
 {
-	struct nvq_dsm_range *range;
-	struct nvq_cmd *cmd;
-	uint64_t iova;
+	const struct nvq_ctrl *c;
+	struct nvq_cmd *lead, *cmd;
+	uint64_t per_range, k, n, done = 0;
 	int rc;
 
 	rc = check_common(q, flags, cb);
@@ -297,32 +318,47 @@ int nvq_deallocate(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 	rc = check_range(nvq_ctrl_ns(q->ctrl, nsid), nsid, slba, nlb);
 	if (rc)
 		return rc;
-	if (!(q->ctrl->id->oncs & NVQ_CTRL_ONCS_DSM))
+	c = q->ctrl;
+	if (!(c->id->oncs & NVQ_CTRL_ONCS_DSM))
 		return nvq_err(
 			-ENOTSUP,
 			"the controller does not support Dataset Management");
-	cmd = nvq_queue_get_cmds(q, 1);
-	if (!cmd)
+	nvq_dsm_shape(c, &per_range, &k);
+	n = ((nlb + per_range - 1) / per_range + k - 1) / k;
+	if (n > q->nr_tags)
+		return too_big(q, (uint32_t)n);
+	lead = nvq_queue_get_cmds(q, (unsigned int)n);
+	if (!lead)
 		return -EAGAIN;
-	/* The range list is read by the device: DMA memory, freed at
-	 * completion. One range carries up to 2^32 - 1 blocks. */
-	range = nvq_dmapool_alloc(q->pools->small, &iova);
-	if (!range) {
-		nvq_queue_put_cmds(q, cmd);
-		return nvq_err(-ENOMEM, "no DMA memory for a DSM range");
+	for (cmd = lead; cmd; cmd = cmd->next) {
+		struct nvq_dsm_range *range;
+		uint64_t iova;
+		unsigned int r;
+
+		/* Read by the device: DMA memory, freed at completion. */
+		range = nvq_dmapool_alloc(q->pools->small, &iova);
+		if (!range) {
+			nvq_queue_put_cmds(q, lead);
+			return nvq_err(-ENOMEM, "no DMA memory for DSM ranges");
+		}
+		memset(range, 0, 256);
+		cmd->dsm = range;
+		cmd->dsm_iova = iova;
+		for (r = 0; r < k && done < nlb; r++) {
+			uint64_t len = MIN(per_range, nlb - done);
+
+			range[r].nlb = (uint32_t)len;
+			range[r].slba = slba + done;
+			done += len;
+		}
+		sqe_init(cmd, nvq_cmd_dsm, nsid);
+		cmd->sqe.prp1 = iova;
+		cmd->sqe.cdw10 = r - 1; /* NR: 0's based */
+		cmd->sqe.cdw11 = NVQ_DSM_AD;
 	}
-	memset(range, 0, sizeof(*range));
-	range->nlb = nlb;
-	range->slba = slba;
-	cmd->dsm = range;
-	cmd->dsm_iova = iova;
-	sqe_init(cmd, nvq_cmd_dsm, nsid);
-	cmd->sqe.prp1 = iova;
-	cmd->sqe.cdw10 = 0; /* NR: one range (0's based) */
-	cmd->sqe.cdw11 = NVQ_DSM_AD;
-	cmd->cb = cb;
-	cmd->arg = arg;
-	nvq_queue_post(q, cmd, flags);
+	lead->cb = cb;
+	lead->arg = arg;
+	nvq_queue_post(q, lead, flags);
 	return 0;
 }
 

@@ -256,6 +256,14 @@ int nvq_ctrl_scan_namespaces(struct nvq_ctrl *c, char *notes, size_t notes_len)
 		ns->lbads = id->lbaf[flbas_index(id)].ds;
 		ns->nlba = id->nsze;
 		ns->max_blocks = MIN(c->max_xfer >> ns->lbads, 65536u);
+		/* NLB is 16 bits: 65536 blocks per command at most. */
+		ns->wz_blocks =
+			c->wz_max_bytes ?
+				(uint32_t)MIN(c->wz_max_bytes >> ns->lbads,
+					      65536u) :
+				65536u;
+		if (!ns->wz_blocks)
+			ns->wz_blocks = 1;
 		ns->id = id;
 		id = NULL;
 		if (ns->nsid < NVQ_NS_DIRECT)

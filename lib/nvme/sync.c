@@ -232,8 +232,8 @@ int nvq_write_zeroes_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
 	if (!ns || !nlb || slba >= ns->nlba || nlb > ns->nlba - slba)
 		/* nvq_write_zeroes() words the error. */
 		return run_one(q, OP_ZEROES, nsid, NULL, slba, nlb, status);
-	/* Commands are MDTS-sized (io.c): a queue's worth per request. */
-	chunk = (uint64_t)ns->max_blocks * MIN(q->nr_tags, SYNC_CMDS);
+	/* Commands are WZSL- or MDTS-sized (io.c): a few per request. */
+	chunk = (uint64_t)ns->wz_blocks * MIN(q->nr_tags, SYNC_CMDS);
 	for (done = 0; done < nlb && !rc; done += chunk)
 		rc = run_one(q, OP_ZEROES, nsid, NULL, slba + done,
 			     (uint32_t)MIN(chunk, nlb - done), status);
@@ -244,12 +244,22 @@ int nvq_deallocate_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
 			uint32_t nlb, uint16_t *status)
 {
 	struct nvq_queue *q = sync_queue(ctrl);
+	uint64_t per_range, ranges, chunk, done;
+	int rc = 0;
 
 	if (status)
 		*status = 0;
 	if (!q)
 		return ctrl ? -ENODEV : -EINVAL;
-	return run_one(q, OP_DEALLOC, nsid, NULL, slba, nlb, status);
+	/* DMRSL/DMRL may make one request many commands: a few at a time. */
+	nvq_dsm_shape(ctrl, &per_range, &ranges);
+	chunk = per_range * ranges * MIN(q->nr_tags, SYNC_CMDS);
+	if (!nlb || chunk >= nlb)
+		return run_one(q, OP_DEALLOC, nsid, NULL, slba, nlb, status);
+	for (done = 0; done < nlb && !rc; done += chunk)
+		rc = run_one(q, OP_DEALLOC, nsid, NULL, slba + done,
+			     (uint32_t)MIN(chunk, nlb - done), status);
+	return rc;
 }
 
 int nvq_admin(struct nvq_ctrl *ctrl, const struct nvq_sqe *cmd, void *buf,

@@ -54,6 +54,11 @@ int main(void)
 	SAME(nvq_id_ns, nvme_id_ns, flbas);
 	SAME(nvq_id_ns, nvme_id_ns, dlfeat);
 	SAME(nvq_id_ns, nvme_id_ns, lbaf);
+	SAME_SIZE(nvq_id_ctrl_nvm, nvme_id_ctrl_nvm);
+	SAME(nvq_id_ctrl_nvm, nvme_id_ctrl_nvm, wzsl);
+	SAME(nvq_id_ctrl_nvm, nvme_id_ctrl_nvm, dmrl);
+	SAME(nvq_id_ctrl_nvm, nvme_id_ctrl_nvm, dmrsl);
+	SAME(nvq_id_ctrl_nvm, nvme_id_ctrl_nvm, dmsl);
 	SAME_SIZE(nvq_smart_log, nvme_smart_log);
 	SAME(nvq_smart_log, nvme_smart_log, data_units_read);
 	SAME(nvq_smart_log, nvme_smart_log, power_on_hours);

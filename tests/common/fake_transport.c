@@ -123,6 +123,12 @@ static uint16_t identify(const struct nvq_sqe *s)
 			d[4] = (uint8_t)fake.csi[s->nsid];
 		}
 		return 0;
+	case NVQ_ID_CNS_CSI_CTRL:
+		if (!fake.has_id_nvm ||
+		    s->cdw11 >> NVQ_IDENTIFY_CSI_SHIFT != NVQ_CSI_NVM)
+			break;
+		memcpy(buf, &fake.id_nvm, sizeof(fake.id_nvm));
+		return 0;
 	}
 	return NVQ_SC_INVALID_FIELD;
 }
@@ -162,9 +168,15 @@ static uint16_t io(const struct nvq_sqe *s)
 	fake.io[s->opcode & 15]++;
 	memmove(&fake.last_io[1], &fake.last_io[0], 3 * sizeof(*s));
 	fake.last_io[0] = *s;
-	if (s->opcode == nvq_cmd_dsm)
-		memcpy(&fake.last_range, (void *)(uintptr_t)s->prp1,
-		       sizeof(fake.last_range));
+	if (s->opcode == nvq_cmd_dsm) {
+		const struct nvq_dsm_range *r = (void *)(uintptr_t)s->prp1;
+		unsigned int i, nr = (s->cdw10 & 0xff) + 1;
+
+		memcpy(&fake.last_range, r, sizeof(fake.last_range));
+		fake.dsm_cmds++;
+		for (i = 0; i < nr && fake.nr_ranges < 64; i++)
+			fake.ranges[fake.nr_ranges++] = r[i];
+	}
 	if (s->opcode == nvq_cmd_flush && s->nsid == 0xffffffffu &&
 	    ((fake.idc.vwc >> 1) & 3) == 2)
 		return NVQ_SC_INVALID_NS;

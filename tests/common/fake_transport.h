@@ -47,6 +47,9 @@ struct fake_ctrl {
 	struct nvq_id_ctrl idc;
 	struct nvq_id_ns ns[FAKE_NR_NS + 1];
 	int csi[FAKE_NR_NS + 1]; /* -1: no CSI descriptor */
+	/* Identify CNS 06h CSI 00h answer; without it, Invalid Field */
+	bool has_id_nvm;
+	struct nvq_id_ctrl_nvm id_nvm;
 	/* state */
 	uint32_t cc, shst;
 	uint64_t rdy_at;
@@ -59,6 +62,9 @@ struct fake_ctrl {
 	bool en_while_rdy;
 	struct nvq_sqe last_io[4];
 	struct nvq_dsm_range last_range;
+	/* DSM: every range of every command, in order */
+	struct nvq_dsm_range ranges[64];
+	unsigned int nr_ranges, dsm_cmds;
 };
 
 /* The script and the record; fake_reset() sets the defaults. */
