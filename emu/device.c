@@ -85,6 +85,18 @@ void emu_fatal(struct nvq_emu *c, const char *why)
 	emu_set_csts(c, NVQ_CSTS_CFS, 0);
 }
 
+uint16_t emu_exec_cmd(struct nvq_emu *c, struct emu_req *req)
+{
+	if (emu_unlikely(req->sqe->flags & (NVQ_SQE_FUSE_MASK | 0xc0))) {
+		/* No fused operations, no SGLs (CDW0 byte 1). */
+		req->err_loc = NVQ_ERR_LOC(flags);
+		return EMU_ST_GEN(NVQ_SC_INVALID_FIELD);
+	}
+	if (req->sq->qid)
+		return emu_nvm_exec(c, req);
+	return emu_admin_exec(c, req);
+}
+
 void emu_exec(struct nvq_emu *c, struct emu_sq *sq, const struct nvq_sqe *sqe)
 {
 	struct emu_req req = { .sqe = sqe,
@@ -92,15 +104,11 @@ void emu_exec(struct nvq_emu *c, struct emu_sq *sq, const struct nvq_sqe *sqe)
 			       .err_loc = NVQ_ERR_LOC_NONE };
 	uint16_t st;
 
-	if (emu_unlikely(sqe->flags & (NVQ_SQE_FUSE_MASK | 0xc0))) {
-		/* No fused operations, no SGLs (CDW0 byte 1). */
-		req.err_loc = NVQ_ERR_LOC(flags);
-		st = EMU_ST_GEN(NVQ_SC_INVALID_FIELD);
-	} else if (sq->qid) {
-		st = emu_nvm_exec(c, &req);
-	} else {
-		st = emu_admin_exec(c, &req);
-	}
+	/* The one test fault injection costs a command when none is armed. */
+	if (emu_unlikely(__atomic_load_n(&c->fault_armed, __ATOMIC_RELAXED)) &&
+	    emu_fault_exec(c, sq, sqe))
+		return;
+	st = emu_exec_cmd(c, &req);
 	if (!req.held)
 		emu_complete(c, sq, sqe->cid, st, req.dw0, &req);
 }
@@ -110,6 +118,7 @@ static bool has_work(struct nvq_emu *c, bool publish)
 {
 	if (__atomic_load_n(&c->stop, __ATOMIC_SEQ_CST) ||
 	    __atomic_load_n(&c->cc_events, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&c->fault_kick, __ATOMIC_SEQ_CST) ||
 	    __atomic_load_n(&c->bad_db_reg, __ATOMIC_SEQ_CST) ||
 	    __atomic_load_n(&c->iommu.gen, __ATOMIC_SEQ_CST) !=
 		    __atomic_load_n(&c->iommu.ack, __ATOMIC_RELAXED))
@@ -126,6 +135,10 @@ static uint64_t next_deadline(struct nvq_emu *c)
 
 	if (c->enabled && !c->ready && !c->fatal && c->rdy_at < d)
 		d = c->rdy_at;
+	/* Completions a fault holds back are due on time too. */
+	if (emu_unlikely(c->nr_delayed) && c->ready && !c->fatal &&
+	    emu_fault_deadline(c) < d)
+		d = emu_fault_deadline(c);
 	if (c->nr_batch && c->coalesce_on && c->ready && !c->fatal) {
 		uint64_t i = emu_irq_deadline(c);
 
@@ -182,6 +195,8 @@ static unsigned int pass(struct nvq_emu *c)
 	}
 	if (c->ovf_cqs)
 		work += emu_flush_overflow(c);
+	if (emu_unlikely(c->nr_delayed))
+		work += emu_fault_flush(c);
 	if (!c->shut)
 		work += emu_fetch(c);
 	emu_irq_flush(c);
@@ -206,6 +221,10 @@ static void *device_main(void *arg)
 		ev = __atomic_exchange_n(&c->cc_events, 0, __ATOMIC_ACQ_REL);
 		if (ev)
 			emu_cc_events(c, ev);
+		if (emu_unlikely(__atomic_load_n(&c->fault_kick,
+						 __ATOMIC_RELAXED)) &&
+		    __atomic_exchange_n(&c->fault_kick, 0, __ATOMIC_ACQ_REL))
+			emu_fault_now(c);
 		if (__atomic_load_n(&c->bad_db_reg, __ATOMIC_RELAXED) &&
 		    __atomic_exchange_n(&c->bad_db_reg, 0, __ATOMIC_ACQ_REL) &&
 		    c->ready)
@@ -251,6 +270,7 @@ static void free_all(struct nvq_emu *c)
 		for (i = 0; i < c->nr_vec; i++)
 			if (c->irq_fds[i] >= 0)
 				close(c->irq_fds[i]);
+	emu_fault_fini(c);
 	emu_media_close(&c->media);
 	emu_media_lat_fini(c);
 	if (c->iommu.table)
@@ -338,6 +358,9 @@ int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **out)
 	if (ret)
 		goto fail;
 	ret = emu_media_lat_init(c);
+	if (ret)
+		goto fail;
+	ret = emu_fault_init(c, p);
 	if (ret)
 		goto fail;
 	emu_smart_power_on(c);

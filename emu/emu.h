@@ -61,6 +61,71 @@ struct nvq_emu_media_model {
 	uint64_t seed; /* latency generator seed (lat_seed=) */
 };
 
+/* ------------------------------------------------------------------ */
+/* Fault injection (emu/fault.c; the syntax is in docs/faults.md)      */
+/* ------------------------------------------------------------------ */
+
+/* What an armed fault does when its trigger fires. */
+enum nvq_emu_fault_kind {
+	NVQ_EMU_FAULT_DROP_CQE = 0, /* executed, no completion ever posted */
+	NVQ_EMU_FAULT_DELAY, /* the completion is posted delay_ns late */
+	NVQ_EMU_FAULT_DUP_CQE, /* the completion is posted twice */
+	NVQ_EMU_FAULT_BAD_CID, /* ... with a wrong command id instead */
+	NVQ_EMU_FAULT_BAD_SQID, /* ... with a wrong SQ id instead */
+	NVQ_EMU_FAULT_STATUS, /* not executed: fails with @status */
+	NVQ_EMU_FAULT_CFS, /* CSTS.CFS; the command is lost */
+	NVQ_EMU_FAULT_NO_READY, /* CC.EN 0 -> 1 never sets CSTS.RDY */
+	NVQ_EMU_FAULT_CORRUPT, /* a Read returns @bytes bytes inverted */
+	NVQ_EMU_FAULT_NO_IRQ, /* the completion raises no interrupt */
+	NVQ_EMU_FAULT_VANISH, /* surprise removal: reads all ones, no CQEs */
+	NVQ_EMU_FAULT_NR
+};
+
+/* Which commands a fault counts (on=). */
+enum nvq_emu_fault_on {
+	NVQ_EMU_ON_ANY = 0,
+	NVQ_EMU_ON_ADMIN, /* admin queue */
+	NVQ_EMU_ON_IO, /* any I/O queue */
+	NVQ_EMU_ON_READ, /* NVM Read */
+	NVQ_EMU_ON_WRITE, /* NVM Write */
+	NVQ_EMU_ON_ADMIN_OPC, /* admin command @opcode */
+	NVQ_EMU_ON_IO_OPC, /* I/O command @opcode */
+};
+
+/* count: no limit. */
+#define NVQ_EMU_FAULT_FOREVER UINT64_MAX
+/* URI faults per controller (fault= items), and armed faults at once. */
+#define NVQ_EMU_MAX_PARAM_FAULTS 16
+#define NVQ_EMU_MAX_FAULTS 64
+
+/*
+ * One fault. Zero-initialised it is "drop-cqe on the next command"; the
+ * string form (nvq_emu_fault_parse()) fills the same fields. A fault
+ * counts the commands it matches (@on, @qid) as the controller executes
+ * them and fires on the @nth one, or on each with probability @prob, at
+ * most @count times; then it is spent and disarmed.
+ */
+struct nvq_emu_fault {
+	enum nvq_emu_fault_kind kind;
+	enum nvq_emu_fault_on on;
+	uint8_t opcode; /* NVQ_EMU_ON_*_OPC */
+	bool has_qid; /* only commands of SQ @qid; false: every queue */
+	uint16_t qid;
+	uint64_t nth; /* 1-based; 0 = 1 */
+	double prob; /* 0 < prob <= 1 instead of @nth; 0 = use @nth */
+	/* fires at most; 0 = 1 with @nth, forever with @prob; no-ready: resets */
+	uint64_t count;
+	bool now; /* cfs, vanish: fire at once, no command needed */
+	bool seeded; /* @seed given; else derived from fault_seed */
+	uint64_t seed; /* @prob and corrupt's byte positions */
+	uint64_t delay_ns; /* delay: how late (at most 1 hour) */
+	/* status: the status field, NVQ_STATUS_MAKE(sct, sc), and
+	 * NVQ_STATUS_DNR_BIT for "do not retry" */
+	uint16_t status;
+	int32_t id; /* bad-cid/bad-sqid: the id posted, -1 = default */
+	uint32_t bytes; /* corrupt: bytes inverted, 0 = 1 */
+};
+
 /* Device parameters; see nvq_emu_params_parse() for the string form. */
 struct nvq_emu_params {
 	uint64_t ns_size; /* bytes per namespace */
@@ -86,12 +151,17 @@ struct nvq_emu_params {
 	 * it with the time it ran the callback (host overhead).
 	 */
 	bool stamp;
+	/* Faults armed at creation (fault=), and their seed (fault_seed=). */
+	struct nvq_emu_fault faults[NVQ_EMU_MAX_PARAM_FAULTS];
+	uint32_t nr_faults;
+	uint64_t fault_seed;
 };
 
 /*
  * Parse @str ("key=val,key=val", "" for defaults) into @p. Keys: size ns
  * lbads qpairs mqes mdts lat lat_seed file msix dstrd dbbuf vwc cqr to
- * rdy_delay idle_spin stamp. Sizes take K/M/G/T suffixes (binary),
+ * rdy_delay idle_spin stamp fault fault_seed (fault= may repeat, up to
+ * NVQ_EMU_MAX_PARAM_FAULTS; see nvq_emu_fault_parse()). Sizes take K/M/G/T suffixes (binary),
  * durations ns/us/ms/s (bare numbers are nanoseconds). On error returns
  * -EINVAL with a message naming the key.
  *
@@ -154,6 +224,37 @@ int nvq_emu_irq_fd(const struct nvq_emu *emu, unsigned int vector);
 
 /* The parameters the controller was created with. */
 const struct nvq_emu_params *nvq_emu_params(const struct nvq_emu *emu);
+
+/*
+ * Fault injection (docs/faults.md). Parse one fault, the value of a
+ * fault= parameter ("drop-cqe@on=read@nth=5"), into @f; -EINVAL with a
+ * message on bad syntax.
+ */
+int nvq_emu_fault_parse(const char *spec, struct nvq_emu_fault *f);
+
+/*
+ * Arm @f on a running controller, from any thread: it counts the commands
+ * the controller executes from now on, so a test can add it right before
+ * the command it means. -EINVAL for an inconsistent @f, -ENOSPC when
+ * NVQ_EMU_MAX_FAULTS are armed.
+ */
+int nvq_emu_fault_add(struct nvq_emu *emu, const struct nvq_emu_fault *f);
+
+/* nvq_emu_fault_parse() and nvq_emu_fault_add() in one. */
+int nvq_emu_fault_inject(struct nvq_emu *emu, const char *spec);
+
+/*
+ * Disarm every fault (a pending no-ready and lost interrupts included).
+ * What already happened stays: a delayed completion still comes, a
+ * fatal controller stays fatal until reset, a vanished one stays gone.
+ */
+void nvq_emu_fault_clear(struct nvq_emu *emu);
+
+/* How many times faults of @kind took effect since creation. */
+uint64_t nvq_emu_fault_count(struct nvq_emu *emu, enum nvq_emu_fault_kind kind);
+
+/* The string form's name of @kind ("drop-cqe"), NULL if out of range. */
+const char *nvq_emu_fault_name(enum nvq_emu_fault_kind kind);
 
 /* Message describing the calling thread's last emu failure. */
 const char *nvq_emu_errmsg(void);

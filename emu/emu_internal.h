@@ -333,6 +333,17 @@ struct nvq_emu {
 	/* Media latency samplers (media.c) and their generator. */
 	struct emu_lat lat_read, lat_write;
 	uint64_t lat_rng;
+
+	/*
+	 * Fault injection (fault.c). The hot path reads fault_armed alone;
+	 * everything else is looked at only when a fault is armed or a
+	 * completion is held back.
+	 */
+	struct emu_faults *faults; /* armed faults, counters (own lock) */
+	uint32_t fault_armed; /* atomic: faults are armed */
+	uint32_t fault_kick; /* atomic: a fault to fire at once */
+	uint32_t gone; /* atomic: vanished; registers read all ones */
+	uint32_t nr_delayed; /* device thread: completions held back */
 };
 
 #define CC_EV_EN_RISE 0x1
@@ -493,6 +504,9 @@ void emu_features_default(struct nvq_emu *c);
 /* Set Features / Get Features. */
 uint16_t emu_set_features(struct nvq_emu *c, struct emu_req *req);
 uint16_t emu_get_features(struct nvq_emu *c, struct emu_req *req);
+
+/* ---- fault.c: fault injection hooks ---- */
+#include "fault.h"
 
 #pragma GCC visibility pop
 

@@ -25,6 +25,7 @@ void nvq_emu_params_default(struct nvq_emu_params *p)
 	p->rdy_delay_ns = 0;
 	p->idle_spin_ns = 50000;
 	p->media.seed = 0x6e76712d6c6174ull; /* fixed: runs repeat */
+	p->fault_seed = 0x6e76712d666c74ull; /* fixed: faults repeat */
 }
 
 /* Unsigned decimal (or 0x hex) prefix; returns the rest, NULL if none. */
@@ -118,6 +119,11 @@ bad:
 		-EINVAL,
 		"emu parameter '%s': bad duration '%s' (number with ns, us, ms or s suffix)",
 		key, s);
+}
+
+int emu_param_duration(const char *key, const char *s, uint64_t *out)
+{
+	return parse_duration(key, s, out);
 }
 
 static int parse_uint(const char *key, const char *s, uint64_t min,
@@ -333,6 +339,8 @@ enum key_id {
 	K_IDLE_SPIN,
 	K_LAT_SEED,
 	K_STAMP,
+	K_FAULT,
+	K_FAULT_SEED,
 	K_NR
 };
 
@@ -355,6 +363,8 @@ static const char *const key_names[K_NR] = {
 	[K_IDLE_SPIN] = "idle_spin",
 	[K_LAT_SEED] = "lat_seed",
 	[K_STAMP] = "stamp",
+	[K_FAULT] = "fault",
+	[K_FAULT_SEED] = "fault_seed",
 };
 
 static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
@@ -422,6 +432,18 @@ static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
 	}
 	case K_STAMP:
 		return parse_bool(name, v, &p->stamp);
+	case K_FAULT:
+		return emu_fault_param(p, v); /* fault.c */
+	case K_FAULT_SEED: {
+		const char *r = parse_num(v, &p->fault_seed);
+
+		if (!r || *r)
+			return emu_err(
+				-EINVAL,
+				"emu parameter 'fault_seed': bad number '%s'",
+				v);
+		return 0;
+	}
 	case K_NR:
 		break;
 	}
@@ -489,9 +511,11 @@ int nvq_emu_params_parse(const char *str, struct nvq_emu_params *p)
 				-EINVAL,
 				"emu parameter '%s': unknown key (size ns lbads "
 				"qpairs mqes mdts lat file msix dstrd dbbuf vwc "
-				"cqr to rdy_delay idle_spin lat_seed stamp)",
+				"cqr to rdy_delay idle_spin lat_seed stamp fault "
+				"fault_seed)",
 				item);
-		if (seen[k])
+		/* fault= may repeat: one fault each. */
+		if (seen[k] && k != K_FAULT)
 			return emu_err(-EINVAL,
 				       "emu parameter '%s': given twice", item);
 		seen[k] = true;

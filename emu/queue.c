@@ -255,6 +255,8 @@ void emu_sq_delete(struct nvq_emu *c, struct emu_sq *sq)
 {
 	uint32_t i;
 
+	if (emu_unlikely(c->nr_delayed))
+		emu_fault_sq_gone(c, sq);
 	/* Commands still waiting on media complete as aborted. */
 	for (i = 0; i < sq->size; i++) {
 		struct emu_cmd *cmd = &sq->cmds[i];
@@ -302,6 +304,8 @@ void emu_queues_delete_all(struct nvq_emu *c)
 {
 	uint32_t q;
 
+	if (emu_unlikely(c->nr_delayed))
+		emu_fault_sq_gone(c, NULL);
 	c->heap_n = 0;
 	while (c->nr_active)
 		sq_free(c, c->active[c->nr_active - 1]);
@@ -451,6 +455,24 @@ static void cq_post(struct nvq_emu *c, struct emu_cq *cq,
 	/* Full: hold it; never overwrite an entry the host has not read. */
 	cq->ovf[(cq->ovf_head + cq->ovf_cnt) % cq->ovf_cap] = *e;
 	cq->ovf_cnt++;
+}
+
+bool emu_cq_try_post(struct nvq_emu *c, struct emu_cq *cq,
+		     const struct nvq_cqe *e)
+{
+	if (cq->ovf_cnt)
+		return false;
+	if (cq_full(cq))
+		cq_refresh_head(c, cq);
+	if (cq_full(cq))
+		return false;
+	cq_write(c, cq, e);
+	return true;
+}
+
+void emu_cq_post(struct nvq_emu *c, struct emu_cq *cq, const struct nvq_cqe *e)
+{
+	cq_post(c, cq, e);
 }
 
 void emu_complete(struct nvq_emu *c, struct emu_sq *sq, uint16_t cid,

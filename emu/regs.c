@@ -39,6 +39,9 @@ void emu_regs_init(struct nvq_emu *c)
 
 uint32_t nvq_emu_reg_read32(struct nvq_emu *c, uint32_t off)
 {
+	/* Surprise removal (vanish fault): the read completes as all ones. */
+	if (emu_unlikely(__atomic_load_n(&c->gone, __ATOMIC_ACQUIRE)))
+		return UINT32_MAX;
 	if (off & 3 || off >= sizeof(c->regs))
 		return 0;
 	return rd(c, off);
@@ -46,6 +49,8 @@ uint32_t nvq_emu_reg_read32(struct nvq_emu *c, uint32_t off)
 
 uint64_t nvq_emu_reg_read64(struct nvq_emu *c, uint32_t off)
 {
+	if (emu_unlikely(__atomic_load_n(&c->gone, __ATOMIC_ACQUIRE)))
+		return UINT64_MAX;
 	if (off & 3 || off + 8 > sizeof(c->regs))
 		return 0;
 	return rd(c, off) | (uint64_t)rd(c, off + 4) << 32;
@@ -166,6 +171,10 @@ static void enable(struct nvq_emu *c, uint32_t cc)
 	}
 	emu_smart_enabled(c);
 	c->rdy_at = emu_now() + c->p.rdy_delay_ns;
+	/* no-ready fault: UINT64_MAX is "never" to emu_poll_ready(). */
+	if (emu_unlikely(__atomic_load_n(&c->fault_armed, __ATOMIC_RELAXED)) &&
+	    emu_fault_no_ready(c))
+		c->rdy_at = UINT64_MAX;
 	emu_poll_ready(c);
 	return;
 fatal:
@@ -174,7 +183,8 @@ fatal:
 
 void emu_poll_ready(struct nvq_emu *c)
 {
-	if (!c->enabled || c->ready || c->fatal)
+	if (!c->enabled || c->ready || c->fatal ||
+	    emu_unlikely(c->rdy_at == UINT64_MAX))
 		return;
 	if (c->p.rdy_delay_ns && emu_now() < c->rdy_at)
 		return;
@@ -204,6 +214,9 @@ void emu_cc_events(struct nvq_emu *c, uint32_t ev)
 {
 	uint32_t cc = rd(c, NVQ_REG_CC);
 
+	/* A vanished device hears nothing the host writes: no reset. */
+	if (emu_unlikely(__atomic_load_n(&c->gone, __ATOMIC_RELAXED)))
+		return;
 	if (ev & CC_EV_EN_FALL)
 		emu_reset(c);
 	if ((ev & CC_EV_EN_RISE) && (cc & NVQ_CC_EN) && !c->enabled)
