@@ -247,6 +247,16 @@ static uint16_t identify(struct nvq_emu *c, struct emu_req *req)
 			return ST_INVALID_FIELD;
 		fill_ns_descs(c, nsid, buf);
 		break;
+	case NVQ_ID_CNS_CSI_CTRL:
+		/*
+		 * The NVM command set's limits: none beyond the 16-bit NLB for
+		 * Write Zeroes (WZSL 0), 256 ranges of any size for
+		 * Dataset Management (DMRL, DMRSL, DMSL 0).
+		 */
+		req->err_loc = NVQ_ERR_LOC(cdw11) + 3;
+		if (sqe->cdw11 >> NVQ_IDENTIFY_CSI_SHIFT != NVQ_CSI_NVM)
+			return ST_INVALID_FIELD;
+		break;
 	default:
 		req->err_loc = NVQ_ERR_LOC(cdw10);
 		return ST_INVALID_FIELD;

@@ -166,8 +166,37 @@ static void test_dsm_one_range(void)
 	nvq_close(c);
 }
 
+/*
+ * The emulated controller answers CNS 06h with no Write Zeroes limit: a
+ * 1 GiB zeroing is four commands (NLB's 65536 blocks each), not the 8192
+ * MDTS-sized ones of before, and an asynchronous one far above
+ * (depth - 1) x MDTS is accepted.
+ */
+static void test_emu(void)
+{
+	struct nvq_queue_stats st;
+	struct cb_count cnt = { 0 };
+	struct nvq_ctrl *c;
+	struct nvq_queue *q;
+	struct nvq_opts o;
+
+	nvq_opts_init(&o);
+	o.nr_queues = 1;
+	o.queue_depth = 32;
+	c = open_or_die("emu:size=1G,mdts=5", &o);
+	q = nvq_ctrl_queue(c, 0);
+	CHECK_OK(nvq_write_zeroes_sync(c, 1, 0, 262144, NULL));
+	nvq_queue_stats(q, &st);
+	CHECK_EQ(st.submitted, 4);
+	CHECK_OK(nvq_write_zeroes(q, 1, 0, 16384, 0, count_cb, &cnt));
+	reap_until(q, &cnt, 1);
+	CHECK_EQ(cnt.err, 0);
+	nvq_close(c);
+}
+
 int main(void)
 {
+	test_emu();
 	test_mdts_fallback();
 	test_cns6_refused();
 	test_wzsl_unlimited();
