@@ -155,7 +155,24 @@ static void identify(void)
 
 	/* Unsupported CNS. */
 	CHECK_ST(h_identify(h, 0x1f, 0, id), GEN, NVQ_SC_INVALID_FIELD);
-	CHECK_ST(h_identify(h, 0x06, 0, id), GEN, NVQ_SC_INVALID_FIELD);
+
+	/* CNS 06h: the NVM command set's limits, none of them set; only
+	 * CSI 00h (NVM) exists. */
+	memset(id, 0xa5, 4096);
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_CSI_CTRL, 0, id));
+	{
+		const struct nvq_id_ctrl_nvm *nvm = (const void *)id;
+
+		CHECK_EQ(nvm->wzsl, 0);
+		CHECK_EQ(nvm->dmrl, 0);
+		CHECK_EQ(nvm->dmrsl, 0);
+		CHECK_EQ(nvm->dmsl, 0);
+	}
+	s = h_sqe(nvq_admin_identify);
+	s.cdw10 = NVQ_ID_CNS_CSI_CTRL;
+	s.cdw11 = 1u << NVQ_IDENTIFY_CSI_SHIFT; /* CSI 01h: Key Value */
+	s.prp1 = h_iova(h, id);
+	CHECK_ST(h_admin(h, &s, NULL), GEN, NVQ_SC_INVALID_FIELD);
 
 	/* Data pointer outside DMA memory. */
 	s = h_sqe(nvq_admin_identify);

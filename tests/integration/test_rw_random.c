@@ -96,8 +96,9 @@ static void run(const char *uri, unsigned int rounds)
 				CHECK_OK(nvq_write_zeroes(q, 1, slba, nlb,
 							  flags, count_cb,
 							  &cnt));
-				/* MDTS-sized commands, as for data. */
-				cmds += (nlb + maxb - 1) / maxb;
+				/* The emulator has no WZSL: commands of up to
+				 * NLB's 65536 blocks, not MDTS-sized. */
+				cmds += (nlb + 65535) / 65536;
 				memset(model + slba * lbsz, 0,
 				       (size_t)nlb * lbsz);
 			} else if (kind == 1) {
