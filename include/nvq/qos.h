@@ -10,6 +10,24 @@
  * file held before nvq touched it is put back when the last request on
  * that CPU goes, when the controller closes, at exit and on SIGINT/SIGTERM.
  *
+ * Several nvq processes share a CPU through a state file (one per boot,
+ * /run/nvq/qos-BOOTID.state, or $XDG_RUNTIME_DIR/nvq/ where /run is not
+ * writable): the file keeps the strictest limit of the live ones, and the
+ * last one out puts the original value back. A process killed by SIGKILL
+ * cannot restore anything; the next nvq process, or nvq_qos_restore_dead()
+ * ("nvq qos-restore"), undoes what it left.
+ *
+ * Signals: where SIGINT/SIGTERM would end the process, nvq restores the
+ * files and lets the signal end it. Where the application installed a
+ * handler of its own before nvq's first limit, nvq restores the files,
+ * then calls that handler; if the process goes on, its queues count as
+ * released from then on (nvq_qos_queue_stats() says active = false) and
+ * each takes its limit again with its next submission after the QoS timer's
+ * next check. A handler installed after nvq's replaces nvq's: the limits
+ * stay held (and reported held) until released, exit() or the next nvq
+ * process after a crash. A child of fork() holds none of its parent's
+ * limits: its exit() or a signal to it leaves them alone.
+ *
  * Without permission to change PM QoS settings, nothing is applied, I/O is
  * unaffected, and nvq_qos_info() says why.
  *
@@ -110,7 +128,9 @@ int nvq_qos_set_backend(enum nvq_qos_backend backend);
  * @timeout_ms: cpu_lat_timeout_ms.
  * @backend: "sysfs" or "cpu_dma_latency".
  * @reason: for "auto": what was picked and why.
- * @status: "" or why limits could not be applied.
+ * @status: "" or why limits could not be applied; where they can, a note
+ *	when there is no state file or only a per-user one (limits of a
+ *	killed process are then not restored, or not seen by other users).
  *
  * Filled by nvq_qos_info().
  */
@@ -133,9 +153,10 @@ void nvq_qos_info(const struct nvq_qos_ctrl *qc, struct nvq_qos_info *info);
 /**
  * struct nvq_qos_stats - Per-queue QoS counters.
  * @applies: idle -> active transitions that placed a limit.
- * @releases: limits dropped (timeout, knob change, close).
+ * @releases: limits dropped (timeout, knob change, close, a SIGINT or
+ *	SIGTERM the application handled).
  * @held_ns: total time a limit was held, the current period included.
- * @active: a limit is held right now.
+ * @active: a limit is held right now (the file says so).
  */
 struct nvq_qos_stats {
 	uint64_t applies;
@@ -151,6 +172,53 @@ struct nvq_qos_stats {
  */
 void nvq_qos_queue_stats(const struct nvq_qos_queue *qq,
 			 struct nvq_qos_stats *st);
+
+/**
+ * struct nvq_qos_holder - A limit recorded in the QoS state file.
+ * @cpu: the CPU it is on.
+ * @pid: the process that placed it.
+ * @limit_us: the limit that process requested (0: no idle at all).
+ * @live: the process still runs, so its limit was left alone; false: it
+ *	had died and its limit was taken back.
+ * @value: the CPU's pm_qos_resume_latency_us text after the call (""
+ *	if it could not be read).
+ *
+ * Filled by nvq_qos_restore_dead().
+ */
+struct nvq_qos_holder {
+	int cpu;
+	int pid;
+	int limit_us;
+	bool live;
+	char value[16];
+};
+
+/**
+ * nvq_qos_restore_dead() - Undo the limits of nvq processes that died.
+ * @holders: filled with up to @max of the limits found, dead and live
+ *	(NULL if @max is 0).
+ * @max: room in @holders.
+ * @state_path: filled with the state file's path (NULL: not wanted).
+ * @path_len: size of @state_path.
+ *
+ * A process that died without running its exit handlers (SIGKILL, a
+ * crash) leaves its limits in the sysfs files, and the state file knows
+ * them. Each such CPU goes back to the strictest limit that live nvq
+ * processes still hold there, or to its original value where none does;
+ * a process is live when its pid runs with the start time it recorded,
+ * so a reused pid does not count. Limits of live processes stay as they
+ * are. Every nvq process does this before it places its first limit on a
+ * CPU; the function is for when none runs ("nvq qos-restore"). The
+ * cpu_dma_latency backend needs nothing of the kind: the kernel drops that
+ * request when the process's file descriptor closes. Any thread.
+ *
+ * Return: the number of limits found, dead and live (may exceed @max; 0:
+ * none recorded), or a negative errno with a message: -ENOENT when there
+ * is no usable state directory (nvq_errmsg() says why), -EINVAL for a
+ * NULL @holders with a non-zero @max.
+ */
+int nvq_qos_restore_dead(struct nvq_qos_holder *holders, unsigned int max,
+			 char *state_path, size_t path_len);
 
 #ifdef __cplusplus
 }

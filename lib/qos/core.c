@@ -10,6 +10,10 @@
  *
  * All state below is guarded by one process-wide mutex: it is taken once
  * per burst and per timer tick, never per I/O.
+ *
+ * After fork() the child owns none of the limits it inherited a record of
+ * (fork_child()); after a SIGINT/SIGTERM that the application handles
+ * itself, the limits count as released (sig_sync()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -90,6 +94,64 @@ static uint64_t period_ns(const struct nvq_qos_ctrl *qc)
 static void set_idle(struct nvq_qos_queue *qq, uint8_t v)
 {
 	__atomic_store_n(qq->idle, v, __ATOMIC_SEQ_CST);
+}
+
+static void fork_prepare(void)
+{
+	nvq_qos_lock();
+}
+
+static void fork_parent(void)
+{
+	nvq_qos_unlock();
+}
+
+/*
+ * In the child, only the thread that called fork() lives on, and every
+ * limit in the tables is the parent's: the child must neither release nor
+ * restore them (its exit() or a signal would reset the parent's files).
+ * Its queues count as released; one it goes on using takes a limit of its
+ * own at its next idle -> active transition.
+ */
+static void fork_child(void)
+{
+	struct nvq_qos_ctrl *qc;
+	struct nvq_qos_queue *qq;
+	unsigned int i;
+
+	for (qc = ctrls; qc; qc = qc->next) {
+		for (qq = qc->queues; qq; qq = qq->next) {
+			qq->active = false;
+			qq->applied = false;
+			CPU_ZERO(&qq->held);
+			qq->held_us = NVQ_QOS_NONE;
+			for (i = 0; i < NVQ_QOS_CPU_WORDS; i++)
+				qq->noted[i] = 0;
+			set_idle(qq, qc->eff_us >= 0);
+		}
+	}
+	if (reqs) {
+		for (i = 0; i < NVQ_QOS_MAX_CPUS; i++) {
+			reqs[i].nr = 0;
+			reqs[i].want = NVQ_QOS_NONE;
+			reqs[i].err = 0;
+		}
+	}
+	held_cpus = 0;
+	/* The timer thread did not come along; the parent's waited here. */
+	timer_running = false;
+	timer_gen++;
+	init_cond();
+	nvq_qos_be_forked();
+	nvq_qos_unlock();
+}
+
+static void init_once(void)
+{
+	init_cond();
+	if (!cond_err)
+		cond_err =
+			pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 /* ---- per-CPU aggregation ---- */
@@ -240,6 +302,32 @@ static void release(struct nvq_qos_queue *qq, uint64_t now)
 		__atomic_store_n(&qq->noted[i], 0, __ATOMIC_RELAXED);
 }
 
+/*
+ * A SIGINT/SIGTERM restore ran and the application's handler let the
+ * process go on (on_signal() in lib/qos/backend.c): the files are back,
+ * so the queues' limits count as released from the time of the signal,
+ * and queues with a limit set take it again at their next submission.
+ * Every entry point calls this first, so that no statistic claims a limit
+ * the files no longer hold.
+ */
+static void sig_sync(void)
+{
+	struct nvq_qos_ctrl *qc;
+	struct nvq_qos_queue *qq;
+	uint64_t at;
+
+	if (!nvq_qos_be_take_signal(&at))
+		return;
+	for (qc = ctrls; qc; qc = qc->next) {
+		for (qq = qc->queues; qq; qq = qq->next) {
+			if (qq->active)
+				release(qq, MAX(at, qq->since_ns));
+			if (qc->eff_us >= 0)
+				set_idle(qq, 1);
+		}
+	}
+}
+
 /* Move an active queue's requests to @us without a gap in between. */
 static void rehold(struct nvq_qos_queue *qq, int32_t us, uint64_t now)
 {
@@ -325,6 +413,7 @@ static void *timer_main(void *arg)
 
 	nvq_qos_lock();
 	while (gen == timer_gen) {
+		sig_sync();
 		now = nvq_now_ns();
 		next = UINT64_MAX;
 		for (qc = ctrls; qc; qc = qc->next) {
@@ -375,7 +464,7 @@ int nvq_qos_ctrl_create(struct nvq_qos_ctrl **out)
 {
 	struct nvq_qos_ctrl *qc;
 
-	pthread_once(&cond_once, init_cond);
+	pthread_once(&cond_once, init_once);
 	if (cond_err)
 		return nvq_err(-cond_err, "QoS: cannot set up the timer: %s",
 			       strerror(cond_err));
@@ -386,6 +475,7 @@ int nvq_qos_ctrl_create(struct nvq_qos_ctrl **out)
 	qc->eff_us = NVQ_QOS_OFF;
 	qc->timeout_ms = NVQ_QOS_TIMEOUT_MS_DEFAULT;
 	nvq_qos_lock();
+	sig_sync();
 	qc->next = ctrls;
 	ctrls = qc;
 	nr_ctrls++;
@@ -404,8 +494,9 @@ void nvq_qos_ctrl_destroy(struct nvq_qos_ctrl *qc)
 
 	if (!qc)
 		return;
-	now = nvq_now_ns();
 	nvq_qos_lock();
+	sig_sync();
+	now = nvq_now_ns();
 	for (qq = qc->queues; qq; qq = next) {
 		next = qq->next;
 		if (qq->active)
@@ -466,6 +557,7 @@ void nvq_qos_queue_destroy(struct nvq_qos_queue *qq)
 	if (!qq)
 		return;
 	nvq_qos_lock();
+	sig_sync();
 	if (qq->active)
 		release(qq, nvq_now_ns());
 	if (qq->qc) {
@@ -487,6 +579,7 @@ void nvq_qos_activate(struct nvq_qos_queue *qq)
 	uint64_t now;
 
 	nvq_qos_lock();
+	sig_sync();
 	set_idle(qq, 0);
 	qc = qq->qc;
 	/* The other racer got here first, or the limit went off meanwhile. */
@@ -514,6 +607,7 @@ int nvq_qos_queue_set_cpus(struct nvq_qos_queue *qq, const cpu_set_t *cpus)
 	if (!qq || !cpus)
 		return nvq_err(-EINVAL, "QoS: no queue or CPU set");
 	nvq_qos_lock();
+	sig_sync();
 	qq->base = *cpus;
 	if (qq->active)
 		resync(qq, nvq_now_ns());
@@ -526,6 +620,7 @@ int nvq_qos_queue_add_cpu(struct nvq_qos_queue *qq, int cpu)
 	if (!qq || cpu < 0 || cpu >= NVQ_QOS_MAX_CPUS)
 		return nvq_err(-EINVAL, "QoS: CPU %d out of range", cpu);
 	nvq_qos_lock();
+	sig_sync();
 	__atomic_fetch_or(&qq->noted[cpu / 64], 1ull << (cpu % 64),
 			  __ATOMIC_RELAXED);
 	if (qq->active && !CPU_ISSET(cpu, &qq->held))
@@ -588,8 +683,9 @@ int nvq_qos_set_limit(struct nvq_qos_ctrl *qc, int limit_us)
 		nvq_qos_auto_pick(root, &eff, reason, sizeof(reason));
 	}
 
-	now = nvq_now_ns();
 	nvq_qos_lock();
+	sig_sync();
+	now = nvq_now_ns();
 	nvq_qos_be_retry();
 	qc->limit_us = limit_us;
 	qc->eff_us = eff;
@@ -701,6 +797,7 @@ void nvq_qos_info(const struct nvq_qos_ctrl *qc, struct nvq_qos_info *info)
 	info->effective_us = NVQ_QOS_OFF;
 	info->timeout_ms = NVQ_QOS_TIMEOUT_MS_DEFAULT;
 	nvq_qos_lock();
+	sig_sync();
 	if (qc) {
 		info->limit_us = qc->limit_us;
 		info->effective_us = qc->eff_us;
@@ -721,6 +818,7 @@ void nvq_qos_queue_stats(const struct nvq_qos_queue *qq,
 	if (!qq)
 		return;
 	nvq_qos_lock();
+	sig_sync();
 	st->applies = qq->applies;
 	st->releases = qq->releases;
 	st->held_ns = qq->held_ns;
@@ -728,6 +826,20 @@ void nvq_qos_queue_stats(const struct nvq_qos_queue *qq,
 	if (qq->applied)
 		st->held_ns += nvq_now_ns() - qq->since_ns;
 	nvq_qos_unlock();
+}
+
+int nvq_qos_restore_dead(struct nvq_qos_holder *holders, unsigned int max,
+			 char *state_path, size_t path_len)
+{
+	int n;
+
+	if (max && !holders)
+		return nvq_err(-EINVAL, "QoS: no room for the holders");
+	nvq_qos_lock();
+	sig_sync();
+	n = nvq_qos_be_restore_dead(holders, max, state_path, path_len);
+	nvq_qos_unlock();
+	return n;
 }
 
 /* ---- which CPUs ---- */

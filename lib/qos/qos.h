@@ -8,10 +8,11 @@
  * when it is set; a single timer thread per process compares the counters
  * every timeout period and sets qos_idle again when a queue went quiet.
  *
- *   qos.c          queues, per-CPU aggregation, timer thread, knobs
- *   qos_backend.c  the files: sysfs, /dev/cpu_dma_latency, recording;
- *                  restore at exit and on SIGINT/SIGTERM
- *   qos_auto.c     the "auto" limit from the cpuidle state table
+ *   core.c         queues, per-CPU aggregation, timer thread, knobs
+ *   backend.c      the files: sysfs, /dev/cpu_dma_latency, recording;
+ *                  the state file shared by nvq processes; restore at
+ *                  exit and on SIGINT/SIGTERM
+ *   auto.c         the "auto" limit from the cpuidle state table
  */
 #ifndef NVQ_LIB_QOS_H
 #define NVQ_LIB_QOS_H
@@ -167,7 +168,7 @@ void nvq_qos_record_reset(void);
 /* Whether /dev/cpu_dma_latency (or its override) is held open. */
 bool nvq_qos_dma_latency_open(void);
 
-/* ---- between qos.c and qos_backend.c; all with the QoS lock held ---- */
+/* ---- between core.c and backend.c; all with the QoS lock held ---- */
 
 /* The one lock of QoS state in the process. */
 void nvq_qos_lock(void);
@@ -199,6 +200,18 @@ static inline int nvq_qos_read_text(const char *path, char *buf, size_t size)
 {
 	return nvq_sysfs_read(path, buf, size);
 }
+/*
+ * A SIGINT/SIGTERM restore ran and the application's own handler got the
+ * signal: true once per such signal, with its CLOCK_MONOTONIC time; from
+ * then on limits may be placed again.
+ */
+bool nvq_qos_be_take_signal(uint64_t *at_ns);
+/* In a fork()ed child: the parent's requests are not the child's. */
+void nvq_qos_be_forked(void);
+/* nvq_qos_restore_dead(), with the QoS lock held. */
+int nvq_qos_be_restore_dead(struct nvq_qos_holder *holders, unsigned int max,
+			    char *state_path, size_t path_len);
+
 /* Configuration; the caller checked that no limit is held. */
 int nvq_qos_be_set_kind(enum nvq_qos_backend kind);
 int nvq_qos_be_set_root(const char *root);
