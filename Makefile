@@ -6,10 +6,13 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS = emu
 MESON_TEST_ARGS ?= --print-errorlogs
 
 .PHONY: all build run test test-asan test-tsan deps deps-test clean format \
-	check-format install bench-cost
+	check-format install bench-cost fuzz
 
 all: build
 
@@ -44,17 +47,40 @@ $(TSAN_BUILD)/build.ninja: | deps-test
 	meson setup $(TSAN_BUILD) --buildtype=debug -Dwerror=true \
 		-Db_sanitize=thread -Db_lundef=false
 
+# The libFuzzer targets (docs/fuzzing.md) in their own clang tree, which
+# builds only them and the library.
+$(FUZZ_BUILD)/build.ninja: | deps-test
+	CC=clang meson setup $(FUZZ_BUILD) --buildtype=debugoptimized \
+		-Dtests=false -Dfuzz=true -Db_lundef=false
+
 # Every test under ASan+UBSan, the concurrency suite once more under TSan,
-# then one closing line "N passed, N failed".
-test: deps-test $(ASAN_BUILD)/build.ninja $(TSAN_BUILD)/build.ninja
+# each fuzz target for a bounded time, then one closing line
+# "N passed, N failed".
+test: deps-test $(ASAN_BUILD)/build.ninja $(TSAN_BUILD)/build.ninja \
+		$(FUZZ_BUILD)/build.ninja
 	@ninja -C $(ASAN_BUILD)
 	@ninja -C $(TSAN_BUILD)
+	@ninja -C $(FUZZ_BUILD) $(FUZZ_TARGETS:%=tests/fuzz/fuzz-%)
 	@-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		meson test -C $(ASAN_BUILD) $(MESON_TEST_ARGS)
 	@-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		meson test -C $(TSAN_BUILD) --suite concurrency $(MESON_TEST_ARGS)
-	@python3 scripts/test-summary.py $(ASAN_BUILD) $(TSAN_BUILD)
+	@-meson test -C $(FUZZ_BUILD) --no-rebuild --suite fuzz \
+		$(MESON_TEST_ARGS)
+	@python3 scripts/test-summary.py $(ASAN_BUILD) $(TSAN_BUILD) \
+		$(FUZZ_BUILD)
+
+# Each fuzz target for FUZZ_SECONDS (default 300), one after the other,
+# growing its corpus in $(FUZZ_BUILD)/tests/fuzz/work/; prints the
+# executions per target and the path of any reproducer.
+fuzz: deps-test $(FUZZ_BUILD)/build.ninja
+	@ninja -C $(FUZZ_BUILD) $(FUZZ_TARGETS:%=tests/fuzz/fuzz-%)
+	@st=0; for t in $(FUZZ_TARGETS); do \
+		python3 tests/fuzz/run.py $(FUZZ_BUILD)/tests/fuzz/fuzz-$$t \
+			tests/fuzz/corpus/$$t $(FUZZ_BUILD)/tests/fuzz/work/$$t \
+			$(FUZZ_SECONDS) || st=1; \
+	done; exit $$st
 
 install: build
 	meson install -C $(BUILD)

@@ -15,9 +15,11 @@ if [ "$want" = test ]; then
 	# comparisons; qemu, a kernel image and a static busybox: the vfio
 	# system tests in a QEMU guest; dpkg-dev: apt-get source for fio's
 	# headers; libnvme-dev and binutils: the ABI tests (nvq's headers
-	# beside libnvme's, nm -D on libnvq.so).
+	# beside libnvme's, nm -D on libnvq.so); clang and its libFuzzer
+	# runtime: the fuzz targets (docs/fuzzing.md).
 	pkgs="$pkgs valgrind fio qemu-system-x86 linux-image-amd64"
 	pkgs="$pkgs busybox-static dpkg-dev libnvme-dev binutils"
+	pkgs="$pkgs clang libclang-rt-14-dev"
 fi
 
 missing=""
