@@ -85,7 +85,8 @@ void emu_fatal(struct nvq_emu *c, const char *why)
 	emu_set_csts(c, NVQ_CSTS_CFS, 0);
 }
 
-uint16_t emu_exec_cmd(struct nvq_emu *c, struct emu_req *req)
+/* Inlined into emu_exec(): the path without faults has no extra call. */
+static inline uint16_t exec_cmd(struct nvq_emu *c, struct emu_req *req)
 {
 	if (emu_unlikely(req->sqe->flags & (NVQ_SQE_FUSE_MASK | 0xc0))) {
 		/* No fused operations, no SGLs (CDW0 byte 1). */
@@ -95,6 +96,11 @@ uint16_t emu_exec_cmd(struct nvq_emu *c, struct emu_req *req)
 	if (req->sq->qid)
 		return emu_nvm_exec(c, req);
 	return emu_admin_exec(c, req);
+}
+
+uint16_t emu_exec_cmd(struct nvq_emu *c, struct emu_req *req)
+{
+	return exec_cmd(c, req);
 }
 
 void emu_exec(struct nvq_emu *c, struct emu_sq *sq, const struct nvq_sqe *sqe)
@@ -108,7 +114,7 @@ void emu_exec(struct nvq_emu *c, struct emu_sq *sq, const struct nvq_sqe *sqe)
 	if (emu_unlikely(__atomic_load_n(&c->fault_armed, __ATOMIC_RELAXED)) &&
 	    emu_fault_exec(c, sq, sqe))
 		return;
-	st = emu_exec_cmd(c, &req);
+	st = exec_cmd(c, &req);
 	if (!req.held)
 		emu_complete(c, sq, sqe->cid, st, req.dw0, &req);
 }

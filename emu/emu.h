@@ -244,9 +244,10 @@ int nvq_emu_fault_add(struct nvq_emu *emu, const struct nvq_emu_fault *f);
 int nvq_emu_fault_inject(struct nvq_emu *emu, const char *spec);
 
 /*
- * Disarm every fault (a pending no-ready and lost interrupts included).
- * What already happened stays: a delayed completion still comes, a
- * fatal controller stays fatal until reset, a vanished one stays gone.
+ * Disarm every fault (no-ready and no-irq included). What already
+ * happened stays: a delayed completion still comes, a fatal controller
+ * stays fatal and one waiting for a RDY that will not come waits until
+ * the next reset, a vanished one stays gone.
  */
 void nvq_emu_fault_clear(struct nvq_emu *emu);
 
