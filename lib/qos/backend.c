@@ -1327,6 +1327,15 @@ static int file_set_shared(int cpu, struct cpu_file *f, int32_t value, int fd)
 	eff = MIN(value, base);
 	err = 0;
 	if (eff != base || was_dirty) {
+		/*
+		 * The state first: killed between the two, this process
+		 * leaves a hold the next one undoes, never a written value
+		 * nobody knows the original of.
+		 */
+		err = st_save();
+		if (err)
+			set_status("cannot save the QoS state %s: %s", st_data,
+				   strerror(-err));
 		text = value_text(eff, o->text, o->us, buf);
 		err = write_raw(f->path, text, strlen(text));
 	}
