@@ -36,6 +36,9 @@
 #define HELP_NUMBERS \
 	"\nNumbers are decimal or 0x-prefixed hex.\n"
 
+/* qos.c (its one command; cli.h would be the place for the line) */
+int run_qos_restore(struct args *a);
+
 static const struct cmd commands[] = {
 	{
 		.name = "list",
@@ -184,6 +187,24 @@ static const struct cmd commands[] = {
 			"nvme driver (refused while a process has it open). Needs root.\n",
 		.help =
 			"  BDF                      the controller's PCI address\n"
+			HELP_HELP,
+	},
+	{
+		.name = "qos-restore",
+		.run = run_qos_restore,
+		.opts = OPT_FMT,
+		.min_pos = 0,
+		.max_pos = 0,
+		.synopsis = "[-o normal|json]",
+		.summary =
+			"Undo the CPU latency limits (PM QoS) that nvq processes left\n"
+			"when they were killed (SIGKILL, a crash): each such CPU goes back\n"
+			"to its original value, or to the strictest limit that a running\n"
+			"nvq process still holds there. Limits of running processes stay.\n"
+			"Reads the state file under /run/nvq ($XDG_RUNTIME_DIR/nvq where\n"
+			"/run is not writable). Needs root for the real files.\n",
+		.help =
+			"  -o, --output-format=FMT  normal (default) or json\n"
 			HELP_HELP,
 	},
 };
