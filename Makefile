@@ -8,7 +8,7 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS = emu
+FUZZ_TARGETS = emu driver
 MESON_TEST_ARGS ?= --print-errorlogs
 
 .PHONY: all build run test test-asan test-tsan deps deps-test clean format \

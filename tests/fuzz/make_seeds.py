@@ -114,17 +114,50 @@ def emu_seeds():
 
 
 # ---- fuzz_driver.c ----
+# Answer bytes of the fake device (exec()): low 3 bits the CQE's fate,
+# higher bits what else comes from the script.
+A_NORMAL, A_DROP, A_BAD_CID, A_BAD_SQID, A_DUP, A_DELAY, A_PHASE, \
+    A_STRAY = range(8)
+A_STATUS, A_RESULT, A_PATCH, A_SQHD, A_EVENT = 0x08, 0x10, 0x20, 0x40, 0x80
+# Bring-up of the plain device: Identify controller, active list,
+# namespaces 1 and 2, Set Features, Doorbell Buffer Config, Create CQ/SQ.
+BRINGUP = 8
+
+
+def header(mode=0, queues=1, capvs=0, csts=0, ops=4):
+    return bytes([mode | (queues - 1) << 2, capvs, csts, ops - 2])
+
+
+def host_op(k, sel=0, slba=0, nlb=1, nsid=0):
+    return bytes([k, sel, slba, nlb - 1]) + u32(nsid)
+
+
 def driver_seeds():
     s = {}
-    # The empty script: a well-behaved device (every answer unchanged).
-    s["sane"] = bytes(8)
-    # Header byte 0: mode/queues; then per-command answers (see
-    # fuzz_driver.c, "answer"): 0 = as is.
-    s["wait-mode"] = bytes([0x01, 0, 0, 0, 0, 0, 0, 0])
-    s["bad-cid"] = bytes(8) + bytes([0] * 6 + [2]) + u16(0x1234)
-    s["identify-patch"] = bytes(8) + bytes([0, 0, 5, 3]) + u16(77) + \
-        bytes([0xff]) + u16(78) + bytes([0xff]) + u16(4095) + bytes([9])
-    s["drop-io"] = bytes(8) + bytes([0] * 12 + [1])
+    ok = bytes(BRINGUP)
+    # A plain device: bring-up, a few reads, shutdown.
+    s["sane"] = header()
+    s["wait-mode"] = header(mode=1, ops=8) + ok + host_op(1) + bytes(1) + \
+        host_op(0, nlb=8)
+    s["thread-mode"] = header(mode=2, queues=2) + ok + bytes(2) + \
+        host_op(3, nlb=4) + bytes(1) + host_op(4)
+    # A completion with a CID nobody sent, then the Abort and recovery.
+    s["bad-cid"] = header(ops=2) + ok + host_op(0) + \
+        bytes([A_BAD_CID]) + u16(0x1234)
+    s["drop-io"] = header(ops=2) + ok + host_op(1) + bytes([A_DROP])
+    s["late-admin"] = header() + bytes([A_DELAY]) + bytes([A_NORMAL])
+    # Identify Controller with MDTS, NN, SQES patched.
+    s["identify-patch"] = header() + bytes([A_PATCH, 3]) + u16(77) + \
+        bytes([0xff]) + u16(516) + bytes([0xff]) + u16(512) + bytes([0x77])
+    # An NVMe 1.0 controller (no active namespace list), slow to get ready.
+    s["nvme10"] = header(capvs=0x02, csts=0x1b)
+    # The device disappears under an I/O.
+    s["gone"] = header(ops=3) + ok + host_op(0) + \
+        bytes([A_EVENT | A_DROP, 2])
+    # Error statuses with DNR, a log page and an Identify passthrough.
+    s["status"] = header(ops=4) + ok + host_op(6, sel=2, nlb=2) + \
+        bytes([A_STATUS | A_PATCH, 1]) + u16(3) + bytes([9]) + \
+        u16(0x4002) + host_op(7, sel=1) + bytes(1)
     return s
 
 
