@@ -432,6 +432,15 @@ static void exec(uint16_t qid, const struct nvq_sqe *s)
 	/* A device that fails a command did not execute it. */
 	if (!qid && (st & NVQ_STATUS_CODE_MASK))
 		undo(s);
+	/*
+	 * Doorbell Buffer Config whose completion the driver does not see
+	 * in time: the driver goes on with MMIO doorbells, rightly, and the
+	 * shadow page stays zero; a device reading it anyway would take
+	 * "tail 0" for a full ring of stale entries. Not the driver's fault.
+	 */
+	if (s->opcode == nvq_admin_dbbuf && !qid && (a & 7) != A_NORMAL &&
+	    (a & 7) != A_DUP && (a & 7) != A_STRAY)
+		dev.dbbuf = dev.ei = NULL;
 	c.sq_head = (uint16_t)dev.q[qid].head;
 	if (a & A_SQHD)
 		c.sq_head = s16();
