@@ -171,6 +171,7 @@ struct nvq_ctrl {
 	pthread_mutex_t wd_lock;
 	pthread_cond_t wd_cond;
 	bool wd_init, wd_running, wd_stop;
+	uint16_t *wd_cids; /* the watchdog's scratch: CIDs posted in a CQ */
 	int failed; /* atomic: the errno every command gets once failed */
 	char fail_msg[128];
 	struct {

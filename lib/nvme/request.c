@@ -5,6 +5,7 @@
  * complete.
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "request.h"
 
@@ -74,16 +75,35 @@ static bool take_owned(struct nvq_cmd *cmd, uint32_t *was)
 	return false;
 }
 
-unsigned int nvq_req_recover_all(struct nvq_queue *q, int err)
+/* Whether @cid is among the @n ids in @cids. */
+static bool posted(const uint16_t *cids, unsigned int n, uint32_t cid)
 {
-	unsigned int tag, n = 0;
+	unsigned int i;
 
+	for (i = 0; i < n; i++)
+		if (cids[i] == cid)
+			return true;
+	return false;
+}
+
+unsigned int nvq_req_recover_all(struct nvq_queue *q, int err,
+				 uint64_t *counter)
+{
+	unsigned int tag, n = 0, nr_posted;
+	uint16_t *cids;
+
+	/*
+	 * What the device already completed keeps its own completion: its
+	 * reaper finishes it with the device's status.
+	 */
+	cids = malloc(q->nr_tags * sizeof(*cids));
+	nr_posted = cids ? nvq_queue_posted_cids(q, cids, q->nr_tags) : 0;
 	for (tag = 0; tag < q->nr_tags; tag++) {
 		struct nvq_cmd *cmd = &q->cmds[tag];
 		uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_ACQUIRE);
 		uint32_t cid = st & 0xffff;
 
-		if (!(st & NVQ_CMD_INFLIGHT))
+		if (!(st & NVQ_CMD_INFLIGHT) || posted(cids, nr_posted, cid))
 			continue;
 		/*
 		 * Claim it first: a reaper that got a real CQE first wins, and
@@ -98,10 +118,13 @@ unsigned int nvq_req_recover_all(struct nvq_queue *q, int err)
 		cmd->cpl_status = 0;
 		cmd->cpl_result = 0;
 		cmd->cpl_dw1 = 0;
+		/* Counted before anyone can see the completion. */
+		__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&cmd->state, NVQ_CMD_RECOVERED | cid,
 				 __ATOMIC_RELEASE);
 		n++;
 	}
+	free(cids);
 	if (n)
 		__atomic_store_n(&q->recovered, 1, __ATOMIC_RELEASE);
 	return n;

@@ -135,8 +135,10 @@ int nvq_req_deliver_recovered(struct nvq_queue *q);
  * Take every command of @q still owned by the device: its completion
  * becomes @err (or -ETIMEDOUT for the one(s) the watchdog timed out) and
  * is delivered by the queue's next reap. Only once the device can no
- * longer complete or DMA them. Returns how many were taken.
+ * longer complete or DMA them. Adds each to *@counter before its
+ * completion can be seen; returns how many were taken.
  */
-unsigned int nvq_req_recover_all(struct nvq_queue *q, int err);
+unsigned int nvq_req_recover_all(struct nvq_queue *q, int err,
+				 uint64_t *counter);
 
 #endif /* NVQ_REQUEST_H */

@@ -9,9 +9,10 @@
  * older than the I/O timeout is handled in the order nvme_timeout() uses:
  *   1. the controller is gone (all-ones) or has fatal status (CSTS.CFS):
  *      the controller fails (below);
- *   2. its completion is already in the CQ: the interrupt was lost (or a
- *      poll mode caller is not polling); wake the queue's waiters by
- *      signalling the interrupt's eventfd, and count a lost interrupt;
+ *   2. its queue's CQ holds completions: the command is done, not late;
+ *      if the interrupt eventfd is not signalled either, the interrupt
+ *      was lost: signal it, so that the reaper wakes, and count a lost
+ *      interrupt (once per queue and period; poll mode reaps by itself);
  *   3. first timeout: send Abort for it and give it another timeout;
  *   4. it times out again, or the Abort fails: the controller fails.
  * A controller that fails is disabled (CC.EN = 0, which stops its DMA)
@@ -26,6 +27,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,7 +63,7 @@ static void kick(struct nvq_queue *q)
 
 static void fail_ctrl(struct nvq_ctrl *c, int err, const char *why)
 {
-	unsigned int i, n = 0;
+	unsigned int i;
 
 	if (__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE))
 		return;
@@ -76,10 +78,9 @@ static void fail_ctrl(struct nvq_ctrl *c, int err, const char *why)
 	/* Nothing is left to delete or shut down at close. */
 	c->enabled = false;
 	for (i = 0; i < c->nr_queues; i++) {
-		n += nvq_req_recover_all(c->queues[i], err);
+		nvq_req_recover_all(c->queues[i], err, &c->st.failed);
 		kick(c->queues[i]);
 	}
-	__atomic_fetch_add(&c->st.failed, (uint64_t)n, __ATOMIC_RELAXED);
 }
 
 static void send_abort(struct nvq_ctrl *c, struct nvq_queue *q,
@@ -114,15 +115,6 @@ static void timed_out(struct nvq_ctrl *c, struct nvq_queue *q,
 		fail_ctrl(c, -EIO, "controller fatal status (CSTS.CFS)");
 		return;
 	}
-	if (nvq_queue_pending(q)) {
-		/* Done by the device, not reaped: wake the reaper. */
-		if (q->mode != NVQ_MODE_POLL)
-			__atomic_fetch_add(&c->st.lost_interrupts, 1,
-					   __ATOMIC_RELAXED);
-		__atomic_store_n(&cmd->tick, now, __ATOMIC_RELAXED);
-		kick(q);
-		return;
-	}
 	__atomic_fetch_add(&c->st.timeouts, 1, __ATOMIC_RELAXED);
 	if (cmd->tmo != (NVQ_TMO_ABORTED | cid)) {
 		send_abort(c, q, cmd, cid, now);
@@ -131,10 +123,74 @@ static void timed_out(struct nvq_ctrl *c, struct nvq_queue *q,
 	fail_ctrl(c, -ETIMEDOUT, "a command timed out after its Abort");
 }
 
+/* Whether any in-flight command of @q is older than @tmo. */
+static bool oldest_late(struct nvq_queue *q, uint32_t now, uint32_t tmo)
+{
+	unsigned int tag;
+
+	for (tag = 0; tag < q->nr_tags; tag++) {
+		struct nvq_cmd *cmd = &q->cmds[tag];
+		uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_ACQUIRE);
+
+		if ((st & NVQ_CMD_INFLIGHT) &&
+		    (uint32_t)(now - __atomic_load_n(&cmd->tick,
+						     __ATOMIC_RELAXED)) >= tmo)
+			return true;
+	}
+	return false;
+}
+
+static bool is_posted(const uint16_t *cids, unsigned int n, uint32_t cid)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (cids[i] == cid)
+			return true;
+	return false;
+}
+
+static void scan_queue(struct nvq_ctrl *c, struct nvq_queue *q, uint32_t now,
+		       uint32_t tmo, uint16_t *cids)
+{
+	unsigned int tag, nr_posted = 0;
+
+	/*
+	 * Completions wait in the CQ: those commands are done, not late.
+	 * If nobody was told (the eventfd is not signalled), the interrupt
+	 * was lost: stand in for it, once per queue and period. In poll
+	 * mode the caller reaps when it polls.
+	 */
+	if (nvq_queue_pending(q)) {
+		nr_posted = nvq_queue_posted_cids(q, cids, q->nr_tags);
+		if (q->mode != NVQ_MODE_POLL && !nvq_queue_irq_pending(q) &&
+		    oldest_late(q, now, tmo)) {
+			__atomic_fetch_add(&c->st.lost_interrupts, 1,
+					   __ATOMIC_RELAXED);
+			kick(q);
+		}
+	}
+	for (tag = 0; tag < q->nr_tags; tag++) {
+		struct nvq_cmd *cmd = &q->cmds[tag];
+		uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_ACQUIRE);
+		uint32_t t;
+
+		if (!(st & NVQ_CMD_INFLIGHT))
+			continue;
+		t = __atomic_load_n(&cmd->tick, __ATOMIC_RELAXED);
+		if ((uint32_t)(now - t) < tmo ||
+		    is_posted(cids, nr_posted, st & 0xffff))
+			continue;
+		timed_out(c, q, cmd, st & 0xffff, now);
+		if (__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE))
+			return;
+	}
+}
+
 static void scan(struct nvq_ctrl *c, uint32_t now)
 {
 	uint32_t tmo = __atomic_load_n(&c->io_timeout_ms, __ATOMIC_RELAXED);
-	unsigned int i, tag;
+	unsigned int i;
 
 	if (__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE))
 		return;
@@ -143,25 +199,10 @@ static void scan(struct nvq_ctrl *c, uint32_t now)
 			  "the controller is gone (registers read all-ones)");
 		return;
 	}
-	for (i = 0; i < c->nr_queues; i++) {
-		struct nvq_queue *q = c->queues[i];
-
-		for (tag = 0; tag < q->nr_tags; tag++) {
-			struct nvq_cmd *cmd = &q->cmds[tag];
-			uint32_t st =
-				__atomic_load_n(&cmd->state, __ATOMIC_ACQUIRE);
-			uint32_t t;
-
-			if (!(st & NVQ_CMD_INFLIGHT))
-				continue;
-			t = __atomic_load_n(&cmd->tick, __ATOMIC_RELAXED);
-			if ((uint32_t)(now - t) < tmo)
-				continue;
-			timed_out(c, q, cmd, st & 0xffff, now);
-			if (__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE))
-				return;
-		}
-	}
+	for (i = 0;
+	     i < c->nr_queues && !__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE);
+	     i++)
+		scan_queue(c, c->queues[i], now, tmo, c->wd_cids);
 }
 
 static void *watchdog_main(void *arg)
@@ -194,6 +235,10 @@ int nvq_watchdog_start(struct nvq_ctrl *c)
 	int rc;
 
 	c->wd_start_ns = nvq_now_ns();
+	/* One CID per tag of the largest queue (65536 entries). */
+	c->wd_cids = calloc(65536, sizeof(*c->wd_cids));
+	if (!c->wd_cids)
+		return nvq_err(-ENOMEM, "out of memory");
 	pthread_mutex_init(&c->wd_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -211,17 +256,20 @@ int nvq_watchdog_start(struct nvq_ctrl *c)
 
 void nvq_watchdog_stop(struct nvq_ctrl *c)
 {
-	if (!c->wd_init)
-		return;
-	if (c->wd_running) {
-		pthread_mutex_lock(&c->wd_lock);
-		c->wd_stop = true;
-		pthread_cond_signal(&c->wd_cond);
-		pthread_mutex_unlock(&c->wd_lock);
-		pthread_join(c->wd_thread, NULL);
-		c->wd_running = false;
+	if (c->wd_init) {
+		if (c->wd_running) {
+			pthread_mutex_lock(&c->wd_lock);
+			c->wd_stop = true;
+			pthread_cond_signal(&c->wd_cond);
+			pthread_mutex_unlock(&c->wd_lock);
+			pthread_join(c->wd_thread, NULL);
+			c->wd_running = false;
+		}
+		pthread_cond_destroy(&c->wd_cond);
+		pthread_mutex_destroy(&c->wd_lock);
+		c->wd_init = false;
 	}
-	pthread_cond_destroy(&c->wd_cond);
-	pthread_mutex_destroy(&c->wd_lock);
-	c->wd_init = false;
+	/* After the join: the thread scans with it. */
+	free(c->wd_cids);
+	c->wd_cids = NULL;
 }

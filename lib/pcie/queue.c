@@ -356,6 +356,40 @@ bool nvq_queue_pending(const struct nvq_queue *q)
 	return (st & NVQ_CQE_PHASE) == (pos >> 16);
 }
 
+unsigned int nvq_queue_posted_cids(const struct nvq_queue *q, uint16_t *cids,
+				   unsigned int max)
+{
+	uint32_t pos = __atomic_load_n(&q->cq_pos, __ATOMIC_ACQUIRE);
+	uint32_t head = pos & 0xffff, phase = pos >> 16;
+	unsigned int n = 0, seen;
+
+	if (head >= q->cq_depth)
+		return 0;
+	/* At most one lap: a CQ never holds more than depth - 1 entries. */
+	for (seen = 0; seen < q->cq_depth && n < max; seen++) {
+		const struct nvq_cqe *cqe = &q->cq[head];
+		uint16_t st = __atomic_load_n(&cqe->status, __ATOMIC_ACQUIRE);
+
+		if ((st & NVQ_CQE_PHASE) != phase)
+			break;
+		if (cqe->sq_id == q->qid)
+			cids[n++] = cqe->cid;
+		if (++head == q->cq_depth) {
+			head = 0;
+			phase ^= 1;
+		}
+	}
+	return n;
+}
+
+bool nvq_queue_irq_pending(const struct nvq_queue *q)
+{
+	struct pollfd pfd = { .fd = q->vec ? q->vec->fd : -1,
+			      .events = POLLIN };
+
+	return pfd.fd >= 0 && poll(&pfd, 1, 0) == 1;
+}
+
 static void deadline_ts(uint64_t deadline_ns, struct timespec *ts)
 {
 	ts->tv_sec = (time_t)(deadline_ns / 1000000000ull);

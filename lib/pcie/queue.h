@@ -246,6 +246,16 @@ void nvq_queue_ring(struct nvq_queue *q);
  */
 int nvq_queue_reap(struct nvq_queue *q, unsigned int max);
 
+/*
+ * The command ids of the CQEs waiting in @q's CQ, from its head (a
+ * lock-free look, for recovery once the device is stopped); up to @max.
+ */
+unsigned int nvq_queue_posted_cids(const struct nvq_queue *q, uint16_t *cids,
+				   unsigned int max);
+
+/* Whether @q's interrupt eventfd is signalled (nobody consumed it yet). */
+bool nvq_queue_irq_pending(const struct nvq_queue *q);
+
 /* Whether a CQE is waiting at the CQ head (a lock-free peek). */
 bool nvq_queue_pending(const struct nvq_queue *q);
 
