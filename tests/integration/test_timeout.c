@@ -131,8 +131,24 @@ static void bad_opts(void)
 	CHECK_MSG("timeout");
 }
 
+/* A controller that never comes ready: the open fails, bounded by CAP.TO. */
+static void never_ready(void)
+{
+	struct nvq_ctrl *c = (struct nvq_ctrl *)&c;
+
+	CHECK_EQ(nvq_open("emu:size=1M,to=1,fault=no-ready@count=inf", NULL,
+			  &c),
+		 -ETIMEDOUT);
+	CHECK(c == NULL);
+	CHECK_MSG("CC.EN=1");
+	/* Ready after two failed resets: nvq's one enable is not enough. */
+	CHECK_EQ(nvq_open("emu:size=1M,to=1,fault=no-ready@count=2", NULL, &c),
+		 -ETIMEDOUT);
+}
+
 int main(void)
 {
+	never_ready();
 	setters();
 	bad_opts();
 	stuck_read(NVQ_MODE_POLL, false);
