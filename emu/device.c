@@ -231,9 +231,10 @@ static void *device_main(void *arg)
 						 __ATOMIC_RELAXED)) &&
 		    __atomic_exchange_n(&c->fault_kick, 0, __ATOMIC_ACQ_REL))
 			emu_fault_now(c);
+		/* Not on a fatal controller: its rings may be gone. */
 		if (__atomic_load_n(&c->bad_db_reg, __ATOMIC_RELAXED) &&
 		    __atomic_exchange_n(&c->bad_db_reg, 0, __ATOMIC_ACQ_REL) &&
-		    c->ready)
+		    c->ready && !c->fatal)
 			emu_aer_raise(c, NVQ_AER_ERROR, 0x00, NVQ_LOG_ERROR);
 		if (c->enabled && !c->ready)
 			emu_poll_ready(c);

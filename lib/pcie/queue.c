@@ -372,7 +372,9 @@ unsigned int nvq_queue_posted_cids(const struct nvq_queue *q, uint16_t *cids,
 
 		if ((st & NVQ_CQE_PHASE) != phase)
 			break;
-		if (cqe->sq_id == q->qid)
+		/* The reaper's own checks (cqe_cmd()): what it would drop is
+		 * no completion of the command. */
+		if (cqe->sq_id == q->qid && cqe->sq_head < q->depth)
 			cids[n++] = cqe->cid;
 		if (++head == q->cq_depth) {
 			head = 0;

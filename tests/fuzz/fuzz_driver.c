@@ -52,8 +52,6 @@
 
 /* NVQ_FUZZ_TRACE=1: print what the device is asked and answers. */
 static bool trace;
-/* NVQ_FUZZ_KNOWN_BUGS=1: no detours around bugs reported, not fixed. */
-static bool known_bugs;
 
 #define TRACE(...)                                                    \
 	do {                                                          \
@@ -446,17 +444,6 @@ static void exec(uint16_t qid, const struct nvq_sqe *s)
 	c.sq_head = (uint16_t)dev.q[qid].head;
 	if (a & A_SQHD)
 		c.sq_head = s16();
-	/*
-	 * KNOWN BUG (tests/fuzz/crashes/driver-hang-bad-sqhd-during-recovery):
-	 * a CQE whose SQ head is outside the queue is dropped by the reaper
-	 * (cqe_cmd() in lib/pcie/queue.c) but counted as the device's own
-	 * completion by nvq_queue_posted_cids(), so when recovery runs while
-	 * it sits in the CQ nobody completes the command and a sync caller
-	 * waits forever. Kept inside the queue here while lib/ has it;
-	 * NVQ_FUZZ_KNOWN_BUGS=1 sends any value.
-	 */
-	if (!known_bugs && dev.q[qid].sq_depth)
-		c.sq_head %= dev.q[qid].sq_depth;
 	c.sq_id = qid;
 	c.cid = s->cid;
 	c.status = (uint16_t)(st << 1);
@@ -916,7 +903,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *dbuf, *mbuf;
 
 	trace = getenv("NVQ_FUZZ_TRACE");
-	known_bugs = getenv("NVQ_FUZZ_KNOWN_BUGS");
 	pthread_mutex_lock(&dev.lock);
 	memset(&dev.t, 0, sizeof(dev) - offsetof(struct dev, t));
 	dev.p = data;

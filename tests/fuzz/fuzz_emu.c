@@ -60,8 +60,6 @@ struct hq {
 
 /* NVQ_FUZZ_TRACE=1: print the CQEs the host reaps (replaying an input). */
 static bool trace;
-/* NVQ_FUZZ_KNOWN_BUGS=1: no detours around bugs reported, not fixed. */
-static bool known_bugs;
 
 struct in {
 	const uint8_t *p;
@@ -138,16 +136,12 @@ static bool dev_pass(struct nvq_emu *c)
 		work++;
 	}
 	/*
-	 * KNOWN BUG (tests/fuzz/crashes/emu-aer-after-cfs-unmapped-cq):
-	 * device_main() raises this event on a controller with fatal status
-	 * too. When the fatal status came from unmapped queue memory, the
-	 * admin CQ's ring is NULL and an outstanding AER is completed
-	 * through it: a write near address 0. Skipped here while emu/ lacks
-	 * the check, so that the run goes on to other findings;
-	 * NVQ_FUZZ_KNOWN_BUGS=1 does what device_main() does.
+	 * As device_main(): not on a fatal controller, whose rings may be
+	 * gone (tests/fuzz/crashes/emu-aer-after-cfs-unmapped-cq was the
+	 * crash when it did).
 	 */
 	if (__atomic_exchange_n(&c->bad_db_reg, 0, __ATOMIC_ACQ_REL) &&
-	    c->ready && (!c->fatal || known_bugs))
+	    c->ready && !c->fatal)
 		emu_aer_raise(c, NVQ_AER_ERROR, 0x00, NVQ_LOG_ERROR);
 	if (c->enabled && !c->ready)
 		emu_poll_ready(c);
@@ -607,7 +601,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned int i, n;
 
 	trace = getenv("NVQ_FUZZ_TRACE");
-	known_bugs = getenv("NVQ_FUZZ_KNOWN_BUGS");
 	memset(&f, 0, sizeof(f));
 	f.in.p = data;
 	f.in.n = size;
