@@ -1,7 +1,7 @@
 #!/bin/bash
-# SIGINT during a long read ends it between chunks: exit status 130 and
-# a message saying how far it got (rather than dying mid-command with the
-# controller left running). No timing involved: the signal is sent while
+# SIGINT/SIGTERM during a long read end it between chunks: exit status
+# 128 + the signal (130, 143) and a message saying how far it got (rather
+# than dying mid-command with the controller left running). No timing involved: the signal is sent while
 # nvq is provably inside its copy loop, blocked writing to a FIFO that
 # nobody reads.
 . "$(dirname "$0")/lib.sh"
@@ -12,8 +12,9 @@ mkfifo "$TMP/fifo" || { echo "SKIP: mkfifo failed" >&2; exit 77; }
 # interrupt SIG ARGS...: run nvq ARGS with its data going to the FIFO,
 # take one block from the FIFO, then send SIG
 interrupt() {
-	local sig=$1 pid rc
+	local sig=$1 pid rc want
 	shift
+	want=$((128 + $(kill -l "$sig")))
 	"$NVQ" "$@" -d "$TMP/fifo" >"$TMP/out" 2>"$TMP/err" &
 	pid=$!
 	# read-write: the open cannot block, even if nvq died before its own
@@ -30,8 +31,8 @@ interrupt() {
 	wait "$pid"
 	rc=$?
 	exec 3<&-
-	if [ "$rc" -ne 130 ]; then
-		fail "nvq $* interrupted by SIG$sig: exit status $rc, expected 130"
+	if [ "$rc" -ne "$want" ]; then
+		fail "nvq $* interrupted by SIG$sig: exit status $rc, expected $want"
 		show_output
 	elif ! grep -Eq "^nvq: interrupted by signal [0-9]+ after [0-9]+ of 4096 blocks$" \
 		"$TMP/err"; then

@@ -34,15 +34,32 @@ int usage_error(const struct cmd *c, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* getopt codes of the options without a short name */
+enum { LONG_IO_TMO = 256, LONG_ADMIN_TMO };
+
 static const struct option_def {
 	unsigned int flag;
-	int short_name;
+	int short_name; /* or a LONG_* code */
 	const char *long_name;
 } option_defs[] = {
-	{ OPT_NSID, 'n', "namespace-id" }, { OPT_SLBA, 's', "start-block" },
-	{ OPT_COUNT, 'c', "block-count" }, { OPT_DATA, 'd', "data" },
+	{ OPT_NSID, 'n', "namespace-id" },
+	{ OPT_SLBA, 's', "start-block" },
+	{ OPT_COUNT, 'c', "block-count" },
+	{ OPT_DATA, 'd', "data" },
 	{ OPT_FMT, 'o', "output-format" },
+	{ OPT_IO_TMO, LONG_IO_TMO, "io-timeout-ms" },
+	{ OPT_ADMIN_TMO, LONG_ADMIN_TMO, "admin-timeout-ms" },
 };
+
+/* "-n/--namespace-id", or "--io-timeout-ms" for a long-only option. */
+static const char *opt_name(const struct option_def *o, char *buf, size_t len)
+{
+	if (o->short_name < 256)
+		snprintf(buf, len, "-%c/--%s", o->short_name, o->long_name);
+	else
+		snprintf(buf, len, "--%s", o->long_name);
+	return buf;
+}
 
 static const struct option_def *option_by_short(int c)
 {
@@ -90,17 +107,35 @@ static int num_arg(const struct cmd *c, const struct option_def *o,
 		   const char *s, uint64_t max, uint64_t *out)
 {
 	int ret = parse_num(s, max, out);
+	char name[48];
 
 	if (ret == -EINVAL)
 		return usage_error(c,
-				   "invalid value '%s' for -%c/--%s: expected "
+				   "invalid value '%s' for %s: expected "
 				   "a decimal or 0x-prefixed hex number",
-				   s, o->short_name, o->long_name);
+				   s, opt_name(o, name, sizeof(name)));
 	if (ret == -ERANGE)
 		return usage_error(c,
-				   "value '%s' for -%c/--%s is out of range "
+				   "value '%s' for %s is out of range "
 				   "(max %" PRIu64 ")",
-				   s, o->short_name, o->long_name, max);
+				   s, opt_name(o, name, sizeof(name)), max);
+	return 0;
+}
+
+/* A command timeout: 1 ms to an hour (0 would mean "the default"). */
+static int timeout_arg(const struct cmd *c, const struct option_def *o,
+		       const char *s, unsigned int *out)
+{
+	char name[48];
+	uint64_t v;
+	int ret = num_arg(c, o, s, TIMEOUT_MS_MAX, &v);
+
+	if (ret)
+		return ret;
+	if (!v)
+		return usage_error(c, "%s must be at least 1 (milliseconds)",
+				   opt_name(o, name, sizeof(name)));
+	*out = (unsigned int)v;
 	return 0;
 }
 
@@ -125,6 +160,8 @@ int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 		longopts[n++] = (struct option){ option_defs[i].long_name,
 						 required_argument, NULL,
 						 option_defs[i].short_name };
+		if (option_defs[i].short_name >= 256)
+			continue; /* long only */
 		optstring[len++] = (char)option_defs[i].short_name;
 		optstring[len++] = ':';
 	}
@@ -189,14 +226,27 @@ int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 						"normal, json or binary" :
 						"normal or json");
 			break;
-		case ':':
+		case LONG_IO_TMO:
+			ret = timeout_arg(c, od, optarg, &a->io_timeout_ms);
+			if (ret)
+				return ret;
+			break;
+		case LONG_ADMIN_TMO:
+			ret = timeout_arg(c, od, optarg, &a->admin_timeout_ms);
+			if (ret)
+				return ret;
+			break;
+		case ':': {
+			char name[48];
+
 			od = option_by_short(optopt);
 			if (od)
-				return usage_error(c, "-%c/--%s needs a value",
-						   od->short_name,
-						   od->long_name);
+				return usage_error(c, "%s needs a value",
+						   opt_name(od, name,
+							    sizeof(name)));
 			return usage_error(c, "option '%s' needs a value",
 					   argv[optind - 1]);
+		}
 		default:
 			if (optopt)
 				return usage_error(c, "unknown option '-%c'",
@@ -221,9 +271,11 @@ int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 	for (size_t i = 0; i < ARRAY_SIZE(option_defs); i++) {
 		const struct option_def *od = &option_defs[i];
 
+		char name[48];
+
 		if ((c->required & od->flag) && !(seen & od->flag))
-			return usage_error(c, "missing -%c/--%s",
-					   od->short_name, od->long_name);
+			return usage_error(c, "missing %s",
+					   opt_name(od, name, sizeof(name)));
 	}
 	if (a->has_nsid && a->nsid == 0)
 		return usage_error(c, "namespace id 0 is not valid");

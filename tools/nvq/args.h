@@ -20,7 +20,13 @@ enum {
 	OPT_FMT = 1 << 4,
 	OPT_FMT_BIN = 1 << 5, /* -o binary too */
 	OPT_NSID_ALL = 1 << 6, /* -n 0xffffffff (every namespace) allowed */
+	OPT_IO_TMO = 1 << 7, /* --io-timeout-ms */
+	OPT_ADMIN_TMO = 1 << 8, /* --admin-timeout-ms */
+	OPT_TIMEOUTS = OPT_IO_TMO | OPT_ADMIN_TMO,
 };
+
+/* Most a command timeout may be (the library's limit: one hour). */
+#define TIMEOUT_MS_MAX 3600000u
 
 struct cmd;
 
@@ -31,6 +37,8 @@ struct args {
 	uint64_t count;
 	const char *data;
 	enum out_fmt fmt;
+	/* command timeouts for nvq_opts; 0 = the library's default */
+	unsigned int io_timeout_ms, admin_timeout_ms;
 	bool has_nsid, has_count;
 	char **pos; /* positional arguments */
 	int npos;

@@ -17,7 +17,14 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INTR = 130 };
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* A command ended by signal @sig exits as a shell reports a process killed
+ * by it: 130 for SIGINT, 143 for SIGTERM. */
+static inline int exit_for_signal(int sig)
+{
+	return 128 + sig;
+}
 
 #define URI_FORMS                                                             \
 	"emu:[key=value,...] (the emulated controller) or vfio:DDDD:BB:DD.F " \
@@ -44,6 +51,12 @@ char *rtrim(char *s);
 
 /* Open @uri for one command at a time; EXIT_FAIL with a message if not. */
 int open_ctrl(const char *uri, struct nvq_ctrl **ctrl);
+/*
+ * Open the controller of an I/O command (a->pos[0]): one queue whose
+ * completions are waited for on its interrupt (NVQ_MODE_WAIT), so that
+ * waiting can be cut into slices that notice a signal.
+ */
+int open_ctrl_io(const struct args *a, struct nvq_ctrl **ctrl);
 /* The active namespace @nsid; EXIT_FAIL naming the active ones if not. */
 int get_ns(struct nvq_ctrl *ctrl, uint32_t nsid, struct nvq_ns_info *ns);
 
@@ -74,6 +87,7 @@ int run_write(struct args *a);
 int run_flush(struct args *a);
 int run_write_zeroes(struct args *a);
 int run_trim(struct args *a);
+int run_stats(struct args *a);
 int run_setup(struct args *a);
 int run_reset(struct args *a);
 

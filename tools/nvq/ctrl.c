@@ -12,7 +12,8 @@
 
 #include "cli.h"
 
-int open_ctrl(const char *uri, struct nvq_ctrl **ctrl)
+static int open_mode(const char *uri, enum nvq_mode mode, unsigned int io_ms,
+		     unsigned int admin_ms, struct nvq_ctrl **ctrl)
 {
 	sigset_t block, old;
 	struct nvq_opts o;
@@ -21,7 +22,9 @@ int open_ctrl(const char *uri, struct nvq_ctrl **ctrl)
 
 	nvq_opts_init(&o);
 	o.nr_queues = 1; /* one command at a time: one queue is plenty */
-	o.mode = NVQ_MODE_POLL;
+	o.mode = mode;
+	o.io_timeout_ms = io_ms;
+	o.admin_timeout_ms = admin_ms;
 
 	/* Threads the library starts inherit this mask: signals stay with us */
 	sigemptyset(&block);
@@ -39,6 +42,17 @@ int open_ctrl(const char *uri, struct nvq_ctrl **ctrl)
 	    !strstr(msg, "emu:"))
 		fprintf(stderr, "nvq: a URI is %s\n", URI_FORMS);
 	return EXIT_FAIL;
+}
+
+int open_ctrl(const char *uri, struct nvq_ctrl **ctrl)
+{
+	return open_mode(uri, NVQ_MODE_POLL, 0, 0, ctrl);
+}
+
+int open_ctrl_io(const struct args *a, struct nvq_ctrl **ctrl)
+{
+	return open_mode(a->pos[0], NVQ_MODE_WAIT, a->io_timeout_ms,
+			 a->admin_timeout_ms, ctrl);
 }
 
 int get_ns(struct nvq_ctrl *ctrl, uint32_t nsid, struct nvq_ns_info *ns)

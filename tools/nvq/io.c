@@ -1,24 +1,42 @@
 // SPDX-License-Identifier: MIT
 /*
- * The I/O commands: read, write, flush, write-zeroes and trim. Data moves
- * in chunks through one DMA buffer; a range is checked against the
- * namespace before the first command, and SIGINT/SIGTERM end a transfer
- * between chunks (exit status 130).
+ * The I/O commands: read, write, flush, write-zeroes and trim.
+ *
+ * Data streams through a few DMA buffers of bounded size (XFER_SLOTS x at
+ * most CHUNK_BYTES), whatever the length of the transfer: read keeps
+ * several chunks in flight and writes them out in order, write reads ahead
+ * the same way. A range is checked against the namespace before the first
+ * command.
+ *
+ * Nothing here waits without watching for SIGINT/SIGTERM: commands are
+ * submitted asynchronously and reaped in short slices, so a signal ends the
+ * command within one slice even when the device never answers. What is
+ * still in flight is left to nvq_close(), which cancels it; the exit status
+ * is 128 + the signal number, as a shell reports a process killed by it.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 
-/* Data moves through one DMA buffer of this size, whatever the length. */
+/*
+ * Memory for data is XFER_SLOTS x CHUNK_BYTES at most: enough requests in
+ * flight to keep a device busy while the other side of the copy (the file)
+ * catches up, and no more.
+ */
 #define CHUNK_BYTES (1u << 20)
+#define XFER_SLOTS 4u
+/* Longest sleep between two looks at the signal flag. */
+#define WAIT_SLICE_MS 20
 /* Write Zeroes carries a 16-bit 0's based block count per command. */
 #define WZ_MAX_BLOCKS 65536u
 /* A DSM range holds a 32-bit count; stay well inside it per call. */
@@ -32,9 +50,11 @@ static void on_signal(int sig)
 }
 
 /*
- * Let SIGINT/SIGTERM end a long transfer between chunks, so the
- * controller is still shut down in order (CC.SHN) rather than abandoned
- * mid-command.
+ * Let SIGINT/SIGTERM end a command at the next look at the flag, so that
+ * the controller is still shut down in order (CC.SHN, outstanding commands
+ * cancelled) rather than abandoned mid-command. Installed before the
+ * controller is opened: a signal during bring-up waits (open_ctrl() blocks
+ * it) and then ends the command before its first I/O.
  */
 static void catch_signals(void)
 {
@@ -60,31 +80,12 @@ static int check_range(const struct nvq_ns_info *ns, uint64_t slba,
 		    ns->nlba ? ns->nlba - 1 : 0);
 }
 
-/* A DMA buffer for up to CHUNK_BYTES of whole blocks (at least one). */
-static int alloc_chunk(struct nvq_ctrl *ctrl, const struct nvq_ns_info *ns,
-		       uint64_t max_blocks, void **buf, uint32_t *chunk_blocks)
-{
-	uint64_t blocks = CHUNK_BYTES / ns->lba_size;
-	size_t bytes;
-
-	if (!blocks)
-		blocks = 1;
-	if (max_blocks && blocks > max_blocks)
-		blocks = max_blocks;
-	bytes = (size_t)blocks * ns->lba_size;
-	*buf = nvq_dma_alloc(ctrl, bytes, -1);
-	if (!*buf)
-		return fail("cannot allocate %zu bytes of DMA memory: %s",
-			    bytes, lib_msg(-ENOMEM));
-	*chunk_blocks = (uint32_t)blocks;
-	return 0;
-}
-
 /* Read until @len bytes or end of file; *@got says how many arrived. */
 static int read_full(int fd, void *buf, size_t len, size_t *got)
 {
 	size_t done = 0;
 
+	*got = 0;
 	while (done < len) {
 		ssize_t r;
 
@@ -138,64 +139,361 @@ static int interrupted(uint64_t done, uint64_t total)
 	if (total)
 		fprintf(stderr, " of %" PRIu64, total);
 	fputs(" blocks\n", stderr);
-	return EXIT_INTR;
+	return exit_for_signal(stop_signal);
 }
 
-/* What read and write share: the controller, the namespace, the buffer. */
+/* One request and the buffer it moves. */
+struct slot {
+	void *buf;
+	uint64_t lba;
+	uint32_t nlb;
+	bool busy; /* submitted, callback not yet run */
+	int err;
+	uint16_t status;
+};
+
+/*
+ * What every I/O command shares: the controller, its queue, the slots.
+ * Read and write use the slots round-robin: head is the oldest request,
+ * the next to be written out (read) or counted (write); tail the next one
+ * to fill; outstanding how many are between them.
+ */
 struct xfer {
 	struct nvq_ctrl *ctrl;
+	struct nvq_queue *q;
 	struct nvq_ns_info ns;
-	void *buf;
+	struct slot slot[XFER_SLOTS];
+	unsigned int nr_slots; /* slots with a buffer */
+	unsigned int head, tail, outstanding;
 	uint32_t chunk_blocks;
 	int fd;
 };
 
+static void slot_done(void *arg, const struct nvq_cpl *cpl)
+{
+	struct slot *s = arg;
+
+	s->err = cpl->err;
+	s->status = cpl->status;
+	s->busy = false;
+}
+
+/* Requests of @x whose callbacks have not run. */
+static unsigned int busy_slots(const struct xfer *x)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < XFER_SLOTS; i++)
+		n += x->slot[i].busy;
+	return n;
+}
+
+/*
+ * Reap until @s completed (NULL: until one more request of @x did, or none
+ * is left). -EINTR as soon as a signal asked to stop, whatever the device
+ * does; the negative errno of a failed reap.
+ */
+static int wait_slot(struct xfer *x, struct slot *s)
+{
+	unsigned int before = busy_slots(x);
+
+	for (;;) {
+		unsigned int busy = busy_slots(x);
+		int ret;
+
+		if (s ? !s->busy : busy < before || !busy)
+			return 0;
+		if (stop_signal)
+			return -EINTR;
+		ret = nvq_wait(x->q, 1, WAIT_SLICE_MS);
+		if (ret < 0)
+			return ret;
+	}
+}
+
+/* Mark @s in flight before the library can complete it, undo on refusal. */
+static int slot_submit(struct slot *s,
+		       int (*submit)(struct xfer *x, struct slot *s,
+				     const void *arg),
+		       struct xfer *x, const void *arg)
+{
+	int ret;
+
+	s->busy = true;
+	s->err = 0;
+	s->status = 0;
+	ret = submit(x, s, arg);
+	if (ret)
+		s->busy = false;
+	return ret;
+}
+
+/*
+ * Submit, and when the queue is full (-EAGAIN) let one of the other
+ * requests finish first. The library's refusal, or -EINTR / a reap error.
+ */
+static int submit_retry(struct slot *s,
+			int (*submit)(struct xfer *x, struct slot *s,
+				      const void *arg),
+			struct xfer *x, const void *arg)
+{
+	for (;;) {
+		int ret = slot_submit(s, submit, x, arg);
+
+		if (ret != -EAGAIN || !busy_slots(x))
+			return ret;
+		ret = wait_slot(x, NULL);
+		if (ret)
+			return ret;
+	}
+}
+
+/* The controller, its queue and the namespace; a signal handler first. */
+static int xfer_begin(struct args *a, struct xfer *x)
+{
+	int rc;
+
+	catch_signals();
+	rc = open_ctrl_io(a, &x->ctrl);
+	if (rc)
+		return rc;
+	x->q = nvq_ctrl_queue(x->ctrl, 0);
+	if (!x->q)
+		return fail("%s has no I/O queue", nvq_ctrl_uri(x->ctrl));
+	return get_ns(x->ctrl, a->nsid, &x->ns);
+}
+
+/*
+ * DMA buffers of up to CHUNK_BYTES of whole blocks (at least one) for up
+ * to XFER_SLOTS requests. A chunk also stays within what the queue can hold
+ * with every slot busy, as the library splits a request into commands of
+ * the namespace's maximum transfer.
+ */
+static int alloc_slots(struct xfer *x, uint64_t max_blocks)
+{
+	uint32_t lbs = x->ns.lba_size;
+	uint64_t blocks = CHUNK_BYTES / lbs, per_cmd, cmds, slots;
+	unsigned int n = XFER_SLOTS;
+	size_t bytes;
+
+	per_cmd = x->ns.max_transfer / lbs ? x->ns.max_transfer / lbs : 1;
+	slots = nvq_queue_depth(x->q) > 1 ? nvq_queue_depth(x->q) - 1 : 1;
+	cmds = slots / XFER_SLOTS ? slots / XFER_SLOTS : 1;
+	if (blocks > per_cmd * cmds)
+		blocks = per_cmd * cmds;
+	if (!blocks)
+		blocks = 1;
+	if (max_blocks && blocks > max_blocks)
+		blocks = max_blocks;
+	/* a short transfer needs no more buffers than it has chunks */
+	if (max_blocks && (max_blocks + blocks - 1) / blocks < n)
+		n = (unsigned int)((max_blocks + blocks - 1) / blocks);
+	bytes = (size_t)blocks * lbs;
+	for (unsigned int i = 0; i < n; i++) {
+		x->slot[i].buf = nvq_dma_alloc(x->ctrl, bytes, -1);
+		if (!x->slot[i].buf)
+			return fail("cannot allocate %zu bytes of DMA memory: "
+				    "%s",
+				    bytes, lib_msg(-ENOMEM));
+		x->nr_slots = i + 1;
+	}
+	x->chunk_blocks = (uint32_t)blocks;
+	return 0;
+}
+
 static void xfer_end(struct xfer *x)
 {
+	unsigned int i;
+
 	if (x->fd > STDERR_FILENO)
 		close(x->fd);
-	if (x->buf)
-		nvq_dma_free(x->ctrl, x->buf);
+	/*
+	 * A request still in flight (a signal, an error in another chunk)
+	 * may yet be written by the device: nvq_close() cancels it and frees
+	 * the buffers itself.
+	 */
+	for (i = 0; i < XFER_SLOTS; i++)
+		if (x->slot[i].busy)
+			break;
+	if (i == XFER_SLOTS)
+		for (i = 0; i < x->nr_slots; i++)
+			nvq_dma_free(x->ctrl, x->slot[i].buf);
 	if (x->ctrl)
 		nvq_close(x->ctrl);
+}
+
+/* "emu:...,file=PATH,...": PATH, split as the emulator splits its URI. */
+static bool emu_image(const char *uri, char *path, size_t len)
+{
+	const char *s;
+
+	if (strncmp(uri, "emu:", 4))
+		return false;
+	for (s = uri + 4; *s;) {
+		size_t n = strcspn(s, ",");
+
+		if (n > 5 && !strncmp(s, "file=", 5) && n - 5 < len) {
+			memcpy(path, s + 5, n - 5);
+			path[n - 5] = '\0';
+			return true;
+		}
+		s += n;
+		if (*s)
+			s++;
+	}
+	return false;
+}
+
+/*
+ * The absolute name @path has once symlinks are resolved, also when the
+ * file itself does not exist yet (its directory must).
+ */
+static bool canonical(const char *path, char *out)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *base = strrchr(path, '/');
+	size_t dl;
+
+	if (realpath(path, out))
+		return true;
+	if (!base) {
+		snprintf(dir, sizeof(dir), ".");
+		base = path;
+	} else {
+		dl = base == path ? 1 : (size_t)(base - path);
+		if (dl >= sizeof(dir))
+			return false;
+		memcpy(dir, path, dl);
+		dir[dl] = '\0';
+		base++;
+	}
+	if (!*base || !realpath(dir, real) ||
+	    strlen(real) + 1 + strlen(base) >= PATH_MAX)
+		return false;
+	snprintf(out, PATH_MAX, "%s%s%s", real, strcmp(real, "/") ? "/" : "",
+		 base);
+	return true;
+}
+
+/*
+ * Would -d name the very image the emulated controller runs on? Writing a
+ * read into it (or reading a write from it) truncates or overwrites the
+ * namespace under the command, so it is refused before anything opens:
+ * the same file (st_dev/st_ino, through symlinks and hard links), or the
+ * same name once resolved when one of them does not exist yet.
+ */
+static int check_not_image(const struct args *a)
+{
+	char image[PATH_MAX], ci[PATH_MAX], cd[PATH_MAX];
+	struct stat si, sd;
+
+	if (!strcmp(a->data, "-") || !emu_image(a->pos[0], image, PATH_MAX))
+		return 0;
+	if (!stat(image, &si) && !stat(a->data, &sd)) {
+		if (si.st_dev != sd.st_dev || si.st_ino != sd.st_ino)
+			return 0;
+	} else if (!canonical(image, ci) || !canonical(a->data, cd) ||
+		   strcmp(ci, cd)) {
+		return 0;
+	}
+	return usage_error(a->cmd,
+			   "-d/--data '%s' is the image of the emulated "
+			   "controller (file=%s): it cannot also be the %s",
+			   a->data, image,
+			   a->cmd->run == run_read ? "output" : "input");
+}
+
+/* The same check on the file as opened, for what changed meanwhile. */
+static int check_fd_not_image(const struct args *a, int fd)
+{
+	char image[PATH_MAX];
+	struct stat si, sd;
+
+	if (!emu_image(a->pos[0], image, PATH_MAX) || stat(image, &si) ||
+	    fstat(fd, &sd) || si.st_dev != sd.st_dev || si.st_ino != sd.st_ino)
+		return 0;
+	return usage_error(a->cmd,
+			   "-d/--data '%s' is the image of the emulated "
+			   "controller (file=%s): it cannot also be the %s",
+			   a->data, image,
+			   a->cmd->run == run_read ? "output" : "input");
+}
+
+/* Open the output of a read: created, truncated only once it is not the
+ * image (an O_TRUNC would have destroyed the image already). */
+static int open_output(const struct args *a, struct xfer *x)
+{
+	int rc;
+
+	if (!strcmp(a->data, "-")) {
+		x->fd = STDOUT_FILENO;
+		return 0;
+	}
+	x->fd = open(a->data, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+	if (x->fd < 0)
+		return fail("cannot open '%s' for writing: %s", a->data,
+			    strerror(errno));
+	rc = check_fd_not_image(a, x->fd);
+	if (rc)
+		return rc;
+	if (ftruncate(x->fd, 0)) {
+		struct stat st;
+
+		/* a FIFO or a device has no length to cut */
+		if (fstat(x->fd, &st) || S_ISREG(st.st_mode))
+			return fail("cannot truncate '%s': %s", a->data,
+				    strerror(errno));
+	}
+	return 0;
+}
+
+static int submit_read(struct xfer *x, struct slot *s, const void *arg)
+{
+	return nvq_read(x->q, *(const uint32_t *)arg, s->buf, s->lba, s->nlb, 0,
+			slot_done, s);
+}
+
+static int submit_write(struct xfer *x, struct slot *s, const void *arg)
+{
+	return nvq_write(x->q, *(const uint32_t *)arg, s->buf, s->lba, s->nlb,
+			 0, slot_done, s);
+}
+
+/* A failed reap or submission (-EINTR: the signal's exit status). */
+static int xfer_error(int ret, const char *what, const struct slot *s,
+		      uint64_t done, uint64_t total)
+{
+	if (ret == -EINTR)
+		return interrupted(done, total);
+	if (!s)
+		return fail("reaping completions failed: %s", lib_msg(ret));
+	return fail("%s of %u blocks at LBA %" PRIu64 " failed: %s", what,
+		    s->nlb, s->lba, lib_msg(ret));
 }
 
 int run_read(struct args *a)
 {
 	struct xfer x = { .fd = -1 };
-	uint64_t done = 0, lba = a->slba;
+	uint64_t done = 0, next = a->slba, end;
 	const char *name = file_name(a->data, true);
 	int rc;
 
-	rc = open_ctrl(a->pos[0], &x.ctrl);
-	if (rc)
-		return rc;
-	rc = get_ns(x.ctrl, a->nsid, &x.ns);
+	rc = check_not_image(a);
+	if (!rc)
+		rc = xfer_begin(a, &x);
 	if (!rc)
 		rc = check_range(&x.ns, a->slba, a->count);
 	if (!rc)
-		rc = alloc_chunk(x.ctrl, &x.ns, a->count, &x.buf,
-				 &x.chunk_blocks);
+		rc = alloc_slots(&x, a->count);
+	/* Opened only now so that a refused request leaves the file alone. */
+	if (!rc)
+		rc = open_output(a, &x);
 	if (rc)
 		goto out;
-	/* Opened only now so that a refused request leaves the file alone. */
-	if (!strcmp(a->data, "-"))
-		x.fd = STDOUT_FILENO;
-	else
-		x.fd = open(a->data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			    0666);
-	if (x.fd < 0) {
-		rc = fail("cannot open '%s' for writing: %s", a->data,
-			  strerror(errno));
-		goto out;
-	}
+	end = a->slba + a->count;
 
-	catch_signals();
 	while (done < a->count) {
-		uint64_t left = a->count - done;
-		uint32_t n = left < x.chunk_blocks ? (uint32_t)left :
-						     x.chunk_blocks;
-		uint16_t status = 0;
+		struct slot *s;
 		char msg[160];
 		int ret;
 
@@ -203,23 +501,49 @@ int run_read(struct args *a)
 			rc = interrupted(done, a->count);
 			goto out;
 		}
-		ret = nvq_read_sync(x.ctrl, a->nsid, x.buf, lba, n, &status);
+		if (next < end && x.outstanding < x.nr_slots) {
+			uint64_t left = end - next;
+
+			s = &x.slot[x.tail];
+			s->lba = next;
+			s->nlb = left < x.chunk_blocks ? (uint32_t)left :
+							 x.chunk_blocks;
+			ret = slot_submit(s, submit_read, &x, &a->nsid);
+			if (!ret) {
+				next += s->nlb;
+				x.tail = (x.tail + 1) % x.nr_slots;
+				x.outstanding++;
+				continue;
+			}
+			/* a full queue waits for the oldest read below */
+			if (ret != -EAGAIN || !x.outstanding) {
+				rc = xfer_error(ret, "read", s, done, a->count);
+				goto out;
+			}
+		}
+		s = &x.slot[x.head];
+		ret = wait_slot(&x, s);
 		if (ret) {
-			rc = fail("read of %u blocks at LBA %" PRIu64
-				  " failed: %s",
-				  n, lba,
-				  io_msg(ret, status, msg, sizeof(msg)));
+			rc = xfer_error(ret, "read", NULL, done, a->count);
 			goto out;
 		}
-		ret = write_full(x.fd, x.buf, (size_t)n * x.ns.lba_size);
+		if (s->err) {
+			rc = fail("read of %u blocks at LBA %" PRIu64
+				  " failed: %s",
+				  s->nlb, s->lba,
+				  io_msg(s->err, s->status, msg, sizeof(msg)));
+			goto out;
+		}
+		ret = write_full(x.fd, s->buf, (size_t)s->nlb * x.ns.lba_size);
 		if (ret) {
 			rc = stop_signal ? interrupted(done, a->count) :
 					   fail("cannot write to '%s': %s",
 						name, strerror(-ret));
 			goto out;
 		}
-		done += n;
-		lba += n;
+		done += s->nlb;
+		x.head = (x.head + 1) % x.nr_slots;
+		x.outstanding--;
 	}
 	if (x.fd > STDERR_FILENO) {
 		int fd = x.fd;
@@ -310,14 +634,48 @@ static int short_input(const struct args *a, const char *name, uint64_t count,
 	return 0;
 }
 
+/*
+ * Wait for the oldest write (@all: for every one), adding what completed
+ * to *@done. The first failure in order is the one reported: what follows
+ * it may have reached the device too, but is not counted as written.
+ */
+static int write_retire(struct xfer *x, uint64_t *done, uint64_t count,
+			bool all)
+{
+	while (x->outstanding) {
+		struct slot *s = &x->slot[x->head];
+		char msg[160];
+		int ret;
+
+		ret = wait_slot(x, s);
+		if (ret)
+			return xfer_error(ret, "write", NULL, *done, count);
+		if (s->err)
+			return fail("write of %u blocks at LBA %" PRIu64
+				    " failed: %s",
+				    s->nlb, s->lba,
+				    io_msg(s->err, s->status, msg,
+					   sizeof(msg)));
+		*done += s->nlb;
+		x->head = (x->head + 1) % x->nr_slots;
+		x->outstanding--;
+		if (!all)
+			break;
+	}
+	return 0;
+}
+
 int run_write(struct args *a)
 {
 	struct xfer x = { .fd = -1 };
-	uint64_t count, done = 0, lba = a->slba;
+	uint64_t count, done = 0, lba = a->slba, placed = 0;
 	const char *name = file_name(a->data, false);
 	uint32_t lbs;
 	int rc;
 
+	rc = check_not_image(a);
+	if (rc)
+		return rc;
 	/* A missing input file is the cheapest error: before bring-up. */
 	if (!strcmp(a->data, "-"))
 		x.fd = STDIN_FILENO;
@@ -327,35 +685,40 @@ int run_write(struct args *a)
 		return fail("cannot open '%s' for reading: %s", a->data,
 			    strerror(errno));
 
-	rc = open_ctrl(a->pos[0], &x.ctrl);
-	if (rc)
-		goto out;
-	rc = get_ns(x.ctrl, a->nsid, &x.ns);
+	rc = xfer_begin(a, &x);
+	if (!rc)
+		rc = check_fd_not_image(a, x.fd);
 	if (!rc)
 		rc = write_plan(a, &x, name, &count);
 	if (!rc)
-		rc = alloc_chunk(x.ctrl, &x.ns, count, &x.buf, &x.chunk_blocks);
+		rc = alloc_slots(&x, count);
 	if (rc)
 		goto out;
 	lbs = x.ns.lba_size;
 
-	catch_signals();
-	while (!count || done < count) {
+	while (!count || placed < count) {
+		struct slot *s;
 		uint64_t want = x.chunk_blocks;
-		uint16_t status = 0;
 		bool last;
 		size_t got = 0;
 		uint32_t n;
 		char msg[160];
 		int ret;
 
-		if (count && count - done < want)
-			want = count - done;
 		if (stop_signal) {
 			rc = interrupted(done, count);
 			break;
 		}
-		ret = read_full(x.fd, x.buf, (size_t)want * lbs, &got);
+		/* every buffer in use: the oldest write must finish first */
+		if (x.outstanding == x.nr_slots) {
+			rc = write_retire(&x, &done, count, false);
+			if (rc)
+				break;
+		}
+		s = &x.slot[x.tail];
+		if (count && count - placed < want)
+			want = count - placed;
+		ret = read_full(x.fd, s->buf, (size_t)want * lbs, &got);
 		if (ret) {
 			rc = stop_signal ? interrupted(done, count) :
 					   fail("cannot read '%s': %s", name,
@@ -364,12 +727,19 @@ int run_write(struct args *a)
 		}
 		last = got < (size_t)want * lbs;
 		if (last) {
-			rc = short_input(a, name, count, done, got, lbs);
+			/* the messages say what was written: finish that */
+			rc = write_retire(&x, &done, count, true);
+			if (!rc)
+				rc = short_input(a, name, count, done, got,
+						 lbs);
 			if (rc)
 				break;
 		}
 		n = (uint32_t)(got / lbs);
 		if (n > x.ns.nlba - lba) {
+			rc = write_retire(&x, &done, count, true);
+			if (rc)
+				break;
 			written_msg(done, msg, sizeof(msg));
 			rc = fail("'%s' continues beyond the end of namespace "
 				  "%u (%" PRIu64 " blocks of %u bytes); %s",
@@ -377,100 +747,174 @@ int run_write(struct args *a)
 			break;
 		}
 		if (n) {
-			ret = nvq_write_sync(x.ctrl, a->nsid, x.buf, lba, n,
-					     &status);
-			if (ret) {
-				rc = fail("write of %u blocks at LBA %" PRIu64
-					  " failed: %s",
-					  n, lba,
-					  io_msg(ret, status, msg,
-						 sizeof(msg)));
+			s->lba = lba;
+			s->nlb = n;
+			ret = submit_retry(s, submit_write, &x, &a->nsid);
+			if (ret == -EINTR) {
+				rc = interrupted(done, count);
 				break;
 			}
-			done += n;
+			if (ret) {
+				/* an earlier failure in order comes first */
+				rc = write_retire(&x, &done, count, true);
+				if (!rc)
+					rc = xfer_error(ret, "write", s, done,
+							count);
+				break;
+			}
+			placed += n;
 			lba += n;
+			x.tail = (x.tail + 1) % x.nr_slots;
+			x.outstanding++;
 		}
 		if (last)
 			break;
 	}
+	if (!rc)
+		rc = write_retire(&x, &done, count, true);
 out:
 	xfer_end(&x);
 	return rc;
 }
 
+/* Submit one request into slot 0 of @x and wait for it, watching signals. */
+static int one_request(struct xfer *x,
+		       int (*submit)(struct xfer *x, struct slot *s,
+				     const void *arg),
+		       const void *arg, int *err, uint16_t *status)
+{
+	struct slot *s = &x->slot[0];
+	int ret;
+
+	ret = slot_submit(s, submit, x, arg);
+	if (!ret)
+		ret = wait_slot(x, s);
+	if (ret)
+		return ret;
+	*err = s->err;
+	*status = s->status;
+	return 0;
+}
+
+static int submit_flush(struct xfer *x, struct slot *s, const void *arg)
+{
+	return nvq_flush(x->q, *(const uint32_t *)arg, 0, slot_done, s);
+}
+
 int run_flush(struct args *a)
 {
-	struct nvq_ctrl *ctrl;
-	struct nvq_ns_info ns;
+	struct xfer x = { .fd = -1 };
 	uint16_t status = 0;
 	char msg[160];
-	int rc, ret;
+	int rc, ret, err = 0;
 
-	rc = open_ctrl(a->pos[0], &ctrl);
+	catch_signals();
+	rc = open_ctrl_io(a, &x.ctrl);
 	if (rc)
 		return rc;
-	if (a->nsid != NVQ_NSID_ALL)
-		rc = get_ns(ctrl, a->nsid, &ns);
+	x.q = nvq_ctrl_queue(x.ctrl, 0);
+	if (!x.q)
+		rc = fail("%s has no I/O queue", nvq_ctrl_uri(x.ctrl));
+	if (!rc && a->nsid != NVQ_NSID_ALL)
+		rc = get_ns(x.ctrl, a->nsid, &x.ns);
 	if (!rc) {
-		ret = nvq_flush_sync(ctrl, a->nsid, &status);
-		if (ret)
+		ret = one_request(&x, submit_flush, &a->nsid, &err, &status);
+		if (ret == -EINTR) {
+			fprintf(stderr, "nvq: interrupted by signal %d\n",
+				(int)stop_signal);
+			rc = exit_for_signal(stop_signal);
+		} else if (ret || err) {
 			rc = fail("flush of namespace %#x failed: %s", a->nsid,
-				  io_msg(ret, status, msg, sizeof(msg)));
+				  io_msg(ret ? ret : err, status, msg,
+					 sizeof(msg)));
+		}
 	}
-	nvq_close(ctrl);
+	xfer_end(&x);
 	return rc;
 }
 
-typedef int (*range_op)(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
-			uint32_t nlb, uint16_t *status);
+struct range_op {
+	const char *what;
+	int (*submit)(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
+		      uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg);
+	uint32_t max; /* blocks per call */
+};
 
-/* Write Zeroes or Deallocate over a range, in commands of @max blocks. */
-static int run_range(struct args *a, range_op op, uint32_t max,
-		     const char *what)
+struct range_req {
+	const struct range_op *op;
+	uint32_t nsid;
+	uint64_t slba;
+	uint32_t nlb;
+};
+
+static int submit_range(struct xfer *x, struct slot *s, const void *arg)
 {
-	struct nvq_ctrl *ctrl;
-	struct nvq_ns_info ns;
+	const struct range_req *r = arg;
+
+	return r->op->submit(x->q, r->nsid, r->slba, r->nlb, 0, slot_done, s);
+}
+
+/*
+ * Write Zeroes or Deallocate over a range, one request at a time of at
+ * most op->max blocks; a request the library refuses as too large for the
+ * queue (-E2BIG: it splits Write Zeroes by the maximum transfer) is halved
+ * until it fits.
+ */
+static int run_range(struct args *a, const struct range_op *op)
+{
+	struct xfer x = { .fd = -1 };
 	uint64_t done = 0;
+	uint32_t max = op->max;
 	int rc;
 
-	rc = open_ctrl(a->pos[0], &ctrl);
-	if (rc)
-		return rc;
-	rc = get_ns(ctrl, a->nsid, &ns);
+	rc = xfer_begin(a, &x);
 	if (!rc)
-		rc = check_range(&ns, a->slba, a->count);
-	if (!rc)
-		catch_signals();
+		rc = check_range(&x.ns, a->slba, a->count);
 	while (!rc && done < a->count) {
 		uint64_t left = a->count - done;
-		uint32_t n = left < max ? (uint32_t)left : max;
+		struct range_req r = { op, a->nsid, a->slba + done,
+				       left < max ? (uint32_t)left : max };
 		uint16_t status = 0;
 		char msg[160];
-		int ret;
+		int ret, err = 0;
 
 		if (stop_signal) {
 			rc = interrupted(done, a->count);
 			break;
 		}
-		ret = op(ctrl, a->nsid, a->slba + done, n, &status);
-		if (ret)
+		ret = one_request(&x, submit_range, &r, &err, &status);
+		if (ret == -E2BIG && max > 1) {
+			max /= 2;
+			continue;
+		}
+		if (ret == -EINTR) {
+			rc = interrupted(done, a->count);
+			break;
+		}
+		if (ret || err)
 			rc = fail("%s of %u blocks at LBA %" PRIu64
 				  " failed: %s",
-				  what, n, a->slba + done,
-				  io_msg(ret, status, msg, sizeof(msg)));
-		done += n;
+				  op->what, r.nlb, r.slba,
+				  io_msg(ret ? ret : err, status, msg,
+					 sizeof(msg)));
+		done += r.nlb;
 	}
-	nvq_close(ctrl);
+	xfer_end(&x);
 	return rc;
 }
 
 int run_write_zeroes(struct args *a)
 {
-	return run_range(a, nvq_write_zeroes_sync, WZ_MAX_BLOCKS,
-			 "write zeroes");
+	static const struct range_op op = { "write zeroes", nvq_write_zeroes,
+					    WZ_MAX_BLOCKS };
+
+	return run_range(a, &op);
 }
 
 int run_trim(struct args *a)
 {
-	return run_range(a, nvq_deallocate_sync, TRIM_MAX_BLOCKS, "deallocate");
+	static const struct range_op op = { "deallocate", nvq_deallocate,
+					    TRIM_MAX_BLOCKS };
+
+	return run_range(a, &op);
 }

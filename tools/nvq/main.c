@@ -31,6 +31,11 @@
 	"                           (nvme-cli's -c is 0-based; nvq -c 8 moves 8)\n"
 #define HELP_FMT_BIN \
 	"  -o, --output-format=FMT  normal (default), json or binary\n"
+#define HELP_TIMEOUTS \
+	"      --io-timeout-ms=N    I/O command timeout, 1..3600000 ms\n" \
+	"                           (default: the library's, 30000)\n" \
+	"      --admin-timeout-ms=N admin command timeout, 1..3600000 ms\n" \
+	"                           (default: the library's, 60000)\n"
 #define HELP_HELP \
 	"  -h, --help               show this help\n"
 #define HELP_NUMBERS \
@@ -83,7 +88,7 @@ static const struct cmd commands[] = {
 	{
 		.name = "read",
 		.run = run_read,
-		.opts = OPT_NSID | OPT_SLBA | OPT_COUNT | OPT_DATA,
+		.opts = OPT_NSID | OPT_SLBA | OPT_COUNT | OPT_DATA | OPT_TIMEOUTS,
 		.required = OPT_NSID | OPT_COUNT | OPT_DATA,
 		.min_pos = 1,
 		.max_pos = 1,
@@ -94,13 +99,14 @@ static const struct cmd commands[] = {
 		.help = HELP_URI HELP_NSID HELP_SLBA
 			"  -c, --block-count=COUNT  number of blocks to read\n"
 			HELP_COUNT_NOTE
-			"  -d, --data=FILE          output file, - for standard output\n"
-			HELP_HELP HELP_NUMBERS,
+			"  -d, --data=FILE          output file, - for standard output;\n"
+			"                           not the emulator's own image (file=)\n"
+			HELP_TIMEOUTS HELP_HELP HELP_NUMBERS,
 	},
 	{
 		.name = "write",
 		.run = run_write,
-		.opts = OPT_NSID | OPT_SLBA | OPT_COUNT | OPT_DATA,
+		.opts = OPT_NSID | OPT_SLBA | OPT_COUNT | OPT_DATA | OPT_TIMEOUTS,
 		.required = OPT_NSID | OPT_DATA,
 		.min_pos = 1,
 		.max_pos = 1,
@@ -112,13 +118,14 @@ static const struct cmd commands[] = {
 			"                           file's length, which must then be a\n"
 			"                           multiple of the LBA size)\n"
 			HELP_COUNT_NOTE
-			"  -d, --data=FILE          input file, - for standard input\n"
-			HELP_HELP HELP_NUMBERS,
+			"  -d, --data=FILE          input file, - for standard input;\n"
+			"                           not the emulator's own image (file=)\n"
+			HELP_TIMEOUTS HELP_HELP HELP_NUMBERS,
 	},
 	{
 		.name = "flush",
 		.run = run_flush,
-		.opts = OPT_NSID | OPT_NSID_ALL,
+		.opts = OPT_NSID | OPT_NSID_ALL | OPT_TIMEOUTS,
 		.required = OPT_NSID,
 		.min_pos = 1,
 		.max_pos = 1,
@@ -126,12 +133,12 @@ static const struct cmd commands[] = {
 		.summary =
 			"Flush the volatile write cache of a namespace (NSID 0xffffffff:\n"
 			"all namespaces).\n",
-		.help = HELP_URI HELP_NSID HELP_HELP HELP_NUMBERS,
+		.help = HELP_URI HELP_NSID HELP_TIMEOUTS HELP_HELP HELP_NUMBERS,
 	},
 	{
 		.name = "write-zeroes",
 		.run = run_write_zeroes,
-		.opts = OPT_NSID | OPT_SLBA | OPT_COUNT,
+		.opts = OPT_NSID | OPT_SLBA | OPT_COUNT | OPT_TIMEOUTS,
 		.required = OPT_NSID | OPT_COUNT,
 		.min_pos = 1,
 		.max_pos = 1,
@@ -141,12 +148,12 @@ static const struct cmd commands[] = {
 			"data transfer).\n",
 		.help = HELP_URI HELP_NSID HELP_SLBA
 			"  -c, --block-count=COUNT  number of blocks\n"
-			HELP_COUNT_NOTE HELP_HELP HELP_NUMBERS,
+			HELP_COUNT_NOTE HELP_TIMEOUTS HELP_HELP HELP_NUMBERS,
 	},
 	{
 		.name = "trim",
 		.run = run_trim,
-		.opts = OPT_NSID | OPT_SLBA | OPT_COUNT,
+		.opts = OPT_NSID | OPT_SLBA | OPT_COUNT | OPT_TIMEOUTS,
 		.required = OPT_NSID | OPT_COUNT,
 		.min_pos = 1,
 		.max_pos = 1,
@@ -156,7 +163,24 @@ static const struct cmd commands[] = {
 			"with the Deallocate attribute).\n",
 		.help = HELP_URI HELP_NSID HELP_SLBA
 			"  -c, --block-count=COUNT  number of blocks\n"
-			HELP_COUNT_NOTE HELP_HELP HELP_NUMBERS,
+			HELP_COUNT_NOTE HELP_TIMEOUTS HELP_HELP HELP_NUMBERS,
+	},
+	{
+		.name = "stats",
+		.run = run_stats,
+		.opts = OPT_FMT | OPT_TIMEOUTS,
+		.min_pos = 1,
+		.max_pos = 1,
+		.synopsis = "URI [-o normal|json]",
+		.summary =
+			"Open the controller and show what its failure path did\n"
+			"(timeouts, lost interrupts, aborts, resets, retries, commands\n"
+			"failed by recovery, bad CQEs, whether it is gone) and the\n"
+			"command timeouts in force. The counters are those of this\n"
+			"open: they show what bring-up needed.\n",
+		.help = HELP_URI
+			"  -o, --output-format=FMT  normal (default) or json\n"
+			HELP_TIMEOUTS HELP_HELP HELP_NUMBERS,
 	},
 	{
 		.name = "setup",
