@@ -58,6 +58,14 @@ expect_usage --shared-queue --exclusive --threads 2 --shared-queue
 expect_usage "'lat'" -d 'emu:lat=lognormal:80us-40us'
 expect_usage "'lat'" -d 'emu:lat=warp'
 expect_usage "'stray'" stray
+for opt in --io-timeout-ms --admin-timeout-ms; do
+	expect_usage "$opt" $opt abc
+	expect_usage "$opt" $opt 0
+	expect_usage "$opt" $opt -5
+	expect_usage "$opt" $opt 3600001
+	expect_usage "$opt" $opt 10ms
+	expect_usage "$opt" $opt
+done
 # Checks that need the device (no I/O happens).
 expect_usage --bs -d emu:size=1M --bs 1000
 expect_usage --bs -d emu:size=1M,lbads=9 --bs 768

@@ -10,9 +10,11 @@
 #include "job.h"
 #include "verify.h"
 
-/* How long a stopped job waits for outstanding I/O before abandoning it
- * to nvq_close() (a device that stopped answering). */
-#define STOP_GRACE_NS (10ull * 1000000000ull)
+/*
+ * Longest sleep in nvq_wait() (--mode wait) before a look at sh->abandon:
+ * a device that stopped answering must not keep the run going.
+ */
+#define WAIT_SLICE_MS 20
 
 /*
  * The job whose thread this is; NULL on the library's completion threads.
@@ -41,6 +43,11 @@ static uint64_t bounded(uint64_t r, uint64_t n)
 static bool stopped(const struct perf_job *j)
 {
 	return atomic_load_explicit(&j->sh->stop, memory_order_relaxed);
+}
+
+static bool abandoned(const struct perf_job *j)
+{
+	return atomic_load_explicit(&j->sh->abandon, memory_order_relaxed);
 }
 
 static void set_stop(struct perf_job *j)
@@ -134,6 +141,12 @@ static bool finish_io(struct perf_job *j, struct perf_lane *l,
 	const struct perf_target *t = j->sh->tgt;
 	uint64_t end = l->t2 > l->t1 ? l->t2 : l->t1;
 
+	/*
+	 * Given up on: reported as stuck and not counted, whether
+	 * nvq_close() cancels it or it completes late.
+	 */
+	if (abandoned(j))
+		return false;
 	if (l->err) {
 		record_error(j, ctx, "", l,
 			     l->err == -EIO ? nvq_status_str(l->status) :
@@ -193,14 +206,18 @@ static int lane_submit(struct perf_job *j, struct perf_lane *l,
 
 	atomic_store_explicit(&l->parts, 2, memory_order_relaxed);
 	l->t0 = perf_now();
+	atomic_store_explicit(&l->inflight_since, l->t0, memory_order_relaxed);
 	if (l->write)
 		rc = nvq_write(j->q, t->nsid, l->buf, l->slba, t->nlb, flags,
 			       io_done, l);
 	else
 		rc = nvq_read(j->q, t->nsid, l->buf, l->slba, t->nlb, flags,
 			      io_done, l);
-	if (rc)
+	if (rc) {
+		atomic_store_explicit(&l->inflight_since, 0,
+				      memory_order_relaxed);
 		return rc;
+	}
 	l->t1 = perf_now();
 	return 0;
 }
@@ -278,13 +295,15 @@ static void io_done(void *arg, const struct nvq_cpl *cpl)
 	int cpu = sched_getcpu(); /* glibc reads it from rseq: cheap */
 
 	l->t2 = perf_now();
+	atomic_store_explicit(&l->inflight_since, 0, memory_order_relaxed);
 	l->err = cpl->err;
 	l->status = cpl->status;
 	l->dw1 = cpl->dw1;
 	/* By thread, not by mode: each context has one writer. */
 	ctx = this_job ? &this_job->ctx[0] : &j->ctx[1];
-	/* Where completions run: the CPU whose idle states matter. */
-	if ((unsigned int)cpu < PERF_CPL_CPUS)
+	/* Where completions run: the CPU whose idle states matter (not
+	 * nvq_close() cancelling what was given up on). */
+	if ((unsigned int)cpu < PERF_CPL_CPUS && !abandoned(j))
 		ctx->cpl_cpu[cpu]++;
 	if (atomic_fetch_sub_explicit(&l->parts, 1, memory_order_acq_rel) != 1)
 		return; /* the submitter finishes it */
@@ -355,11 +374,10 @@ static void submit_ready(struct perf_job *j)
 
 static void run_reaping(struct perf_job *j)
 {
-	uint64_t stop_seen = 0;
-
 	/* Lanes of other jobs may wait in j->ready (--shared-queue). */
-	while (atomic_load_explicit(&j->active, memory_order_acquire) ||
-	       j->ready) {
+	while ((atomic_load_explicit(&j->active, memory_order_acquire) ||
+		j->ready) &&
+	       !abandoned(j)) {
 		int rc;
 
 		submit_ready(j);
@@ -367,7 +385,7 @@ static void run_reaping(struct perf_job *j)
 		    !j->ready)
 			break;
 		if (j->cfg->mode == NVQ_MODE_WAIT) {
-			rc = nvq_wait(j->q, 1, 100);
+			rc = nvq_wait(j->q, 1, WAIT_SLICE_MS);
 		} else {
 			rc = nvq_poll(j->q, 0);
 			if (!rc && j->yield_empty)
@@ -384,23 +402,14 @@ static void run_reaping(struct perf_job *j)
 			set_stop(j);
 			return; /* nvq_close() cancels what is left */
 		}
-		if (stopped(j)) {
-			uint64_t now = perf_now();
-
-			if (!stop_seen)
-				stop_seen = now;
-			else if (now - stop_seen > STOP_GRACE_NS)
-				return;
-		}
 	}
 }
 
 static void run_threaded(struct perf_job *j)
 {
-	uint64_t stop_seen = 0;
-
 	pthread_mutex_lock(&j->lock);
-	while (atomic_load_explicit(&j->active, memory_order_acquire)) {
+	while (atomic_load_explicit(&j->active, memory_order_acquire) &&
+	       !abandoned(j)) {
 		struct timespec ts;
 
 		if (j->retry) {
@@ -423,17 +432,10 @@ static void run_threaded(struct perf_job *j)
 			pthread_mutex_lock(&j->lock);
 			continue;
 		}
+		/* perf_job_wake() or a retiring lane ends the sleep early */
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_sec += 1;
 		pthread_cond_timedwait(&j->cond, &j->lock, &ts);
-		if (stopped(j)) {
-			uint64_t now = perf_now();
-
-			if (!stop_seen)
-				stop_seen = now;
-			else if (now - stop_seen > STOP_GRACE_NS)
-				break;
-		}
 	}
 	pthread_mutex_unlock(&j->lock);
 }
@@ -574,6 +576,29 @@ void perf_job_release(struct perf_job *j, bool free_dma)
 bool perf_job_idle(struct perf_job *j)
 {
 	return !atomic_load(&j->active);
+}
+
+void perf_job_inflight(struct perf_job *j, uint64_t *n, uint64_t *oldest)
+{
+	unsigned int i;
+
+	for (i = 0; i < j->nr_lanes; i++) {
+		uint64_t t = atomic_load_explicit(&j->lanes[i].inflight_since,
+						  memory_order_relaxed);
+
+		if (!t)
+			continue;
+		(*n)++;
+		if (t < *oldest)
+			*oldest = t;
+	}
+}
+
+void perf_job_wake(struct perf_job *j)
+{
+	pthread_mutex_lock(&j->lock);
+	pthread_cond_signal(&j->cond);
+	pthread_mutex_unlock(&j->lock);
 }
 
 uint64_t perf_job_collect(const struct perf_job *j, struct perf_result *res)

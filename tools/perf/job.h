@@ -85,6 +85,12 @@ struct perf_phase {
 /* State shared by all jobs of a run. */
 struct perf_shared {
 	atomic_bool stop; /* error or signal: retire lanes */
+	/*
+	 * The monitor gave up on the I/O still in flight (a device that
+	 * stopped answering): job threads return at once and leave it to
+	 * nvq_close(), which cancels it.
+	 */
+	atomic_bool abandon;
 	const struct perf_phase *phase;
 	const struct perf_target *tgt;
 	/* job threads report here when they finish a phase */
@@ -107,6 +113,9 @@ struct perf_lane {
 	uint64_t t0, t1, t2;
 	uint32_t dw1; /* the CQE's DW1: posting time when stamped */
 	atomic_int parts; /* submitter + callback references */
+	/* t0 while submitted and the callback has not run, else 0: what the
+	 * monitor reads to report I/O stuck in the device */
+	atomic_uint_fast64_t inflight_since;
 	uint64_t rng; /* generator state */
 	uint64_t rng_start; /* for replay */
 	uint64_t count; /* offsets generated */
@@ -194,6 +203,15 @@ void perf_job_release(struct perf_job *j, bool free_dma);
 
 /* True when all lanes of @j retired. */
 bool perf_job_idle(struct perf_job *j);
+
+/*
+ * Count @j's requests in flight into *@n and lower *@oldest to the
+ * submission time of the oldest (from any thread, while the job runs).
+ */
+void perf_job_inflight(struct perf_job *j, uint64_t *n, uint64_t *oldest);
+
+/* Wake @j's thread if it sleeps (thread mode), to see sh->abandon. */
+void perf_job_wake(struct perf_job *j);
 
 /* Thread body: run the current phase of the job @arg to completion. */
 void *perf_job_main(void *arg);

@@ -5,7 +5,7 @@
  * (text or --json) with an optional latency CDF (--plot).
  *
  * Exit status: 0 success, 1 runtime failure / I/O error / verify mismatch,
- * 2 bad usage.
+ * 2 bad usage, 128 + N when signal N (SIGINT, SIGTERM) ended the run.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -20,11 +20,12 @@
 #include "report.h"
 #include "run.h"
 
+/* The signal that asked to stop (SIGINT, SIGTERM), 0 for none. */
 static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig)
 {
-	interrupted = 1;
+	interrupted = sig;
 }
 
 static void install_signals(void)
@@ -187,8 +188,9 @@ int main(int argc, char **argv)
 	}
 	if (problems)
 		status = 1;
+	/* as a shell reports a process the signal killed: 130, 143 */
 	if (interrupted && !status)
-		status = 130;
+		status = 128 + interrupted;
 out:
 	for (r = 0; r < nres; r++)
 		perf_result_free(&res[r]);

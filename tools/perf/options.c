@@ -471,6 +471,22 @@ static int set_cpu_lat_timeout(const struct option_def *d, struct perf_opts *o,
 	return rc;
 }
 
+static int set_timeout(const struct option_def *d, struct perf_opts *o,
+		       struct perf_config *c, const char *val, char *err,
+		       size_t errlen)
+{
+	uint64_t v;
+	int rc = set_uint(d, val, 1, PERF_TIMEOUT_MS_MAX, &v, err, errlen);
+
+	if (rc)
+		return rc;
+	if (!strcmp(d->name, "io-timeout-ms"))
+		c->io_timeout_ms = (unsigned int)v;
+	else
+		c->admin_timeout_ms = (unsigned int)v;
+	return 0;
+}
+
 static int set_lock(const struct option_def *d, struct perf_opts *o,
 		    struct perf_config *c, const char *val, char *err,
 		    size_t errlen)
@@ -594,6 +610,10 @@ static const struct option_def option_table[] = {
 	  "auto, 0 (no idle) or N us" },
 	{ "cpu-lat-timeout-ms", 0, true, SCOPE_CONFIG, set_cpu_lat_timeout, "N",
 	  "idle ms after which a queue drops its limit (default 3)" },
+	{ "io-timeout-ms", 0, true, SCOPE_CONFIG, set_timeout, "N",
+	  "I/O command timeout, 1..3600000 ms (default 30000)" },
+	{ "admin-timeout-ms", 0, true, SCOPE_CONFIG, set_timeout, "N",
+	  "admin command timeout, 1..3600000 ms (default 60000)" },
 	{ "json", 0, false, SCOPE_GLOBAL, set_json, NULL,
 	  "print fio-style JSON instead of text" },
 	{ "plot", 0, true, SCOPE_GLOBAL, set_plot, "FILE.svg",

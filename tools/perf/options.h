@@ -64,6 +64,9 @@ struct perf_config {
 	/* CPU latency QoS (nvq/qos.h): NVQ_QOS_OFF, NVQ_QOS_AUTO or us */
 	int cpu_lat_limit_us;
 	unsigned int cpu_lat_timeout_ms; /* 0 = the library's default */
+	/* Command timeouts (nvq_opts), 0 = the library's default */
+	unsigned int io_timeout_ms;
+	unsigned int admin_timeout_ms;
 };
 
 /* The whole invocation. */
@@ -125,6 +128,8 @@ int perf_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* --cpu-lat-limit-us: off (or -1), auto, 0 (or n/a) or N microseconds
  * (up to NVQ_QOS_LIMIT_MAX); NVQ_QOS_OFF / NVQ_QOS_AUTO / N in *@us. */
 int perf_parse_cpu_lat(const char *s, int *us);
+/* Most a command timeout may be (the library's limit: one hour). */
+#define PERF_TIMEOUT_MS_MAX 3600000u
 /* The --cpu-lat-limit-us spelling of @us ("off", "auto", "0", "50"). */
 const char *perf_cpu_lat_name(int us, char *buf, size_t len);
 

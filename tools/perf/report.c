@@ -170,6 +170,38 @@ static void qos_text(FILE *f, const struct perf_result *r)
 	}
 }
 
+/* The controller's failure path during the run: every counter the
+ * library keeps, and the timeouts that were in force. */
+static void recovery_text(FILE *f, const struct perf_result *r)
+{
+	const struct nvq_ctrl_stats *st = &r->recovery;
+
+	if (!r->have_recovery)
+		return;
+	fprintf(f,
+		"  recovery     : timeouts=%" PRIu64
+		", lost_interrupts=%" PRIu64 ", aborts=%" PRIu64
+		", resets=%" PRIu64 ", retries=%" PRIu64 ", failed=%" PRIu64
+		", bad_cqes=%" PRIu64 "%s\n",
+		st->timeouts, st->lost_interrupts, st->aborts, st->resets,
+		st->retries, st->failed, st->bad_cqes,
+		st->gone ? ", controller gone" : "");
+	fprintf(f, "                 io timeout %u ms, admin timeout %u ms\n",
+		r->io_timeout_ms, r->admin_timeout_ms);
+}
+
+/* I/O the run gave up waiting for; @prefix starts the line. */
+static void stuck_line(FILE *f, const char *prefix, const struct perf_result *r)
+{
+	char age[32];
+
+	fprintf(f,
+		"%s%" PRIu64 " I/O%s still in flight when the run ended, the "
+		"oldest submitted %s before; cancelled at close, not counted\n",
+		prefix, r->stuck_ios, r->stuck_ios == 1 ? "" : "s",
+		perf_fmt_ns(age, sizeof(age), (double)r->stuck_oldest_ns));
+}
+
 void perf_report_text(FILE *f, const struct perf_result *r)
 {
 	const struct perf_config *c = r->cfg;
@@ -227,6 +259,9 @@ void perf_report_text(FILE *f, const struct perf_result *r)
 	if (r->io_errors)
 		fprintf(f, "  errors       : %" PRIu64 " (first: %s)\n",
 			r->io_errors, r->errmsg);
+	if (r->stuck_ios)
+		stuck_line(f, "  stuck        : ", r);
+	recovery_text(f, r);
 	if (r->interrupted)
 		fprintf(f, "  interrupted  : results cover the run until the "
 			   "signal\n");
@@ -239,6 +274,9 @@ uint64_t perf_report_problems(FILE *f, const struct perf_result *r)
 	if (r->io_errors)
 		fprintf(f, "nvq-perf: %" PRIu64 " I/O error%s; first: %s\n",
 			r->io_errors, r->io_errors == 1 ? "" : "s", r->errmsg);
+	/* not an error of the run: the device's, and reported as such */
+	if (r->stuck_ios)
+		stuck_line(f, "nvq-perf: the device stopped answering: ", r);
 	for (i = 0; i < r->nr_vfail; i++) {
 		char msg[256];
 
@@ -386,6 +424,14 @@ static void json_job_options(struct json_writer *w, const struct perf_config *c)
 		snprintf(buf, sizeof(buf), "%u", c->cpu_lat_timeout_ms);
 		json_string(w, "cpu_lat_timeout_ms", buf);
 	}
+	if (c->io_timeout_ms) {
+		snprintf(buf, sizeof(buf), "%u", c->io_timeout_ms);
+		json_string(w, "io_timeout_ms", buf);
+	}
+	if (c->admin_timeout_ms) {
+		snprintf(buf, sizeof(buf), "%u", c->admin_timeout_ms);
+		json_string(w, "admin_timeout_ms", buf);
+	}
 	json_end_object(w);
 }
 
@@ -488,7 +534,27 @@ static void json_job(struct json_writer *w, const struct perf_opts *o,
 	json_uint(w, "round", r->round);
 	json_string(w, "config", c->label ? c->label : "");
 	json_bool(w, "interrupted", r->interrupted);
+	json_begin_object(w, "stuck");
+	json_uint(w, "ios", r->stuck_ios);
+	json_uint(w, "oldest_age_ns", r->stuck_oldest_ns);
 	json_end_object(w);
+	json_end_object(w);
+	if (r->have_recovery) {
+		const struct nvq_ctrl_stats *st = &r->recovery;
+
+		json_begin_object(w, "recovery");
+		json_uint(w, "timeouts", st->timeouts);
+		json_uint(w, "lost_interrupts", st->lost_interrupts);
+		json_uint(w, "aborts", st->aborts);
+		json_uint(w, "resets", st->resets);
+		json_uint(w, "retries", st->retries);
+		json_uint(w, "failed", st->failed);
+		json_uint(w, "bad_cqes", st->bad_cqes);
+		json_bool(w, "gone", st->gone);
+		json_uint(w, "io_timeout_ms", r->io_timeout_ms);
+		json_uint(w, "admin_timeout_ms", r->admin_timeout_ms);
+		json_end_object(w);
+	}
 	if (r->have_idle)
 		json_idle(w, r);
 	json_qos(w, r);

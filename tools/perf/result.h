@@ -82,6 +82,20 @@ struct perf_result {
 	uint64_t io_errors;
 	char errmsg[256]; /* first I/O error, "" if none */
 	bool interrupted; /* stopped early by a signal */
+
+	/*
+	 * I/O still in flight when the run gave up waiting for it (a device
+	 * that stopped answering past --time or a signal): nvq_close()
+	 * cancelled it; none of it is in the statistics.
+	 */
+	uint64_t stuck_ios;
+	uint64_t stuck_oldest_ns; /* age of the oldest one then */
+
+	/* The controller's failure path (nvq_ctrl_stats()) over the run,
+	 * and the command timeouts it ran with. */
+	bool have_recovery;
+	struct nvq_ctrl_stats recovery;
+	unsigned int io_timeout_ms, admin_timeout_ms;
 	bool stamped; /* host / dev histograms were recorded */
 
 	/* Callbacks per CPU; the completion CPU is the one with most. */

@@ -19,6 +19,18 @@
 /* Status line refresh, in sampling intervals. */
 #define STATUS_EVERY 2
 
+/* How often the monitor looks at the signal flag while it waits. */
+#define WATCH_NS (20ull * 1000000ull)
+/*
+ * After a signal, how long the I/O in flight may take to finish before it
+ * is abandoned to nvq_close(), which cancels it: a device that stopped
+ * answering must not hold up the exit.
+ */
+#define SIGNAL_GRACE_NS (50ull * 1000000ull)
+/* After --time ran out or an error: a tenth of --time, within these. */
+#define GRACE_MIN_NS (100ull * 1000000ull)
+#define GRACE_MAX_NS (1000ull * 1000000ull)
+
 struct rate_acc {
 	uint64_t n;
 	double sum, sumsq, min, max;
@@ -33,6 +45,9 @@ struct monitor {
 	struct rate_acc bw[PERF_NR_DIRS + 1], iops[PERF_NR_DIRS + 1];
 	uint64_t last_bytes[PERF_NR_DIRS], last_ios;
 	bool status_drawn;
+	uint64_t grace_ns; /* after the deadline or an error */
+	uint64_t stop_seen; /* when sh->stop was first seen; 0: not yet */
+	bool abandoned; /* sh->abandon set */
 };
 
 static int usage_err(char *err, size_t errlen, const char *fmt, ...)
@@ -175,6 +190,66 @@ static void check_interrupt(struct monitor *m, struct perf_result *res)
 	}
 }
 
+/*
+ * Give up on the I/O still in flight: note how much there is and how old
+ * the oldest, then let the job threads return.
+ */
+static void abandon(struct monitor *m, struct perf_result *res, uint64_t now)
+{
+	uint64_t n = 0, oldest = UINT64_MAX;
+	unsigned int i;
+
+	for (i = 0; i < m->nr_jobs; i++)
+		perf_job_inflight(&m->jobs[i], &n, &oldest);
+	res->stuck_ios = n;
+	res->stuck_oldest_ns = n && now > oldest ? now - oldest : 0;
+	atomic_store(&m->sh->stop, true);
+	atomic_store(&m->sh->abandon, true);
+	m->abandoned = true;
+	for (i = 0; i < m->nr_jobs; i++)
+		perf_job_wake(&m->jobs[i]);
+}
+
+/*
+ * The signal flag, and whether the I/O in flight has had its time: past
+ * the deadline (--time) or a stop (signal, error) by its grace period.
+ */
+static void watch(struct monitor *m, const struct perf_phase *ph,
+		  struct perf_result *res)
+{
+	uint64_t now, due = 0;
+
+	check_interrupt(m, res);
+	if (m->abandoned)
+		return;
+	now = perf_now();
+	if (atomic_load(&m->sh->stop)) {
+		if (!m->stop_seen)
+			m->stop_seen = now;
+		due = m->stop_seen +
+		      (res->interrupted ? SIGNAL_GRACE_NS : m->grace_ns);
+	}
+	if (ph->deadline && (!due || ph->deadline + m->grace_ns < due))
+		due = ph->deadline + m->grace_ns;
+	if (due && now >= due)
+		abandon(m, res, now);
+}
+
+/* wait_jobs() in short slices, watching for signals and stuck I/O. */
+static bool wait_watch(struct monitor *m, const struct perf_phase *ph,
+		       struct perf_result *res, uint64_t until)
+{
+	for (;;) {
+		uint64_t next = perf_now() + WATCH_NS;
+
+		if (wait_jobs(m->sh, m->nr_jobs, next < until ? next : until))
+			return true;
+		watch(m, ph, res);
+		if (perf_now() >= until)
+			return false;
+	}
+}
+
 static int start_jobs(struct perf_job *jobs, unsigned int n, pthread_t *tids,
 		      char *err, size_t errlen)
 {
@@ -244,9 +319,8 @@ static void monitor_run(struct monitor *m, const struct perf_phase *ph,
 	while (!done && (now = perf_now()) < ph->ramp_end) {
 		uint64_t next = now + STATUS_EVERY * PERF_SAMPLE_NS;
 
-		done = wait_jobs(m->sh, m->nr_jobs,
-				 next < ph->ramp_end ? next : ph->ramp_end);
-		check_interrupt(m, res);
+		done = wait_watch(m, ph, res,
+				  next < ph->ramp_end ? next : ph->ramp_end);
 		status_line(m, "ramp", perf_now(), ph->t_begin,
 			    ph->deadline ? ph->deadline : ph->ramp_end, 0, 0);
 	}
@@ -256,9 +330,8 @@ static void monitor_run(struct monitor *m, const struct perf_phase *ph,
 	progress(m, m->last_bytes, &m->last_ios);
 	tick = start;
 	while (!done) {
-		done = wait_jobs(m->sh, m->nr_jobs, tick + PERF_SAMPLE_NS);
+		done = wait_watch(m, ph, res, tick + PERF_SAMPLE_NS);
 		now = perf_now();
-		check_interrupt(m, res);
 		if (done)
 			break;
 		sample(m, now - tick, true, &iops, &bw);
@@ -305,14 +378,14 @@ static void monitor_run(struct monitor *m, const struct perf_phase *ph,
 }
 
 /* A phase without measurements (the --verify read-back). */
-static void monitor_quiet(struct monitor *m, struct perf_result *res)
+static void monitor_quiet(struct monitor *m, const struct perf_phase *ph,
+			  struct perf_result *res)
 {
 	bool done = false;
 
 	while (!done) {
-		done = wait_jobs(m->sh, m->nr_jobs,
-				 perf_now() + STATUS_EVERY * PERF_SAMPLE_NS);
-		check_interrupt(m, res);
+		done = wait_watch(m, ph, res,
+				  perf_now() + STATUS_EVERY * PERF_SAMPLE_NS);
 		if (!done && m->ctl && m->ctl->status) {
 			fprintf(stderr, "\r\033[K%s%s%sverifying",
 				m->ctl->tag ? "[" : "",
@@ -321,6 +394,18 @@ static void monitor_quiet(struct monitor *m, struct perf_result *res)
 			fflush(stderr);
 			m->status_drawn = true;
 		}
+	}
+}
+
+/* What the controller's failure path did during the run (it opened for
+ * this run, so its counters are this run's). */
+static void recovery_read(struct nvq_ctrl *ctrl, struct perf_result *res)
+{
+	res->have_recovery = !nvq_ctrl_stats(ctrl, &res->recovery);
+	if (nvq_ctrl_timeouts(ctrl, &res->io_timeout_ms,
+			      &res->admin_timeout_ms)) {
+		res->io_timeout_ms = 0;
+		res->admin_timeout_ms = 0;
 	}
 }
 
@@ -534,6 +619,8 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 	opts.cpu_lat_limit_us = cfg->cpu_lat_limit_us;
 	if (cfg->cpu_lat_timeout_ms)
 		opts.cpu_lat_timeout_ms = cfg->cpu_lat_timeout_ms;
+	opts.io_timeout_ms = cfg->io_timeout_ms;
+	opts.admin_timeout_ms = cfg->admin_timeout_ms;
 	if (per_queue >= 256)
 		opts.queue_depth = per_queue + 1 > 65536 ?
 					   65536 :
@@ -622,6 +709,11 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 	mon.sh = &sh;
 	mon.jobs = jobs;
 	mon.nr_jobs = cfg->threads;
+	mon.grace_ns = cfg->time_ns / 10;
+	if (mon.grace_ns < GRACE_MIN_NS)
+		mon.grace_ns = GRACE_MIN_NS;
+	if (mon.grace_ns > GRACE_MAX_NS)
+		mon.grace_ns = GRACE_MAX_NS;
 
 	qos_window(&mon, res, -1);
 	phase.t_begin = perf_now();
@@ -653,10 +745,23 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 		rc = start_jobs(jobs, cfg->threads, tids, err, errlen);
 		if (rc)
 			goto out_free;
-		monitor_quiet(&mon, res);
+		monitor_quiet(&mon, &vphase, res);
 		join_jobs(tids, cfg->threads);
 	}
 	status_clear(&mon);
+	recovery_read(ctrl, res);
+	/*
+	 * I/O given up on: nvq_close() cancels it, and its callbacks (and
+	 * the completion threads) are done before the counts are read.
+	 * Lane buffers the device may still have written go with it.
+	 */
+	for (i = 0; i < nr_init; i++)
+		if (!perf_job_idle(&jobs[i]))
+			all_idle = false;
+	if (!all_idle) {
+		nvq_close(ctrl);
+		ctrl = NULL;
+	}
 
 	for (i = 0; i < cfg->threads; i++) {
 		uint64_t l = perf_job_collect(&jobs[i], res);
@@ -670,14 +775,16 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 
 out_free:
 	status_clear(&mon);
-	for (i = 0; i < nr_init; i++)
-		if (!perf_job_idle(&jobs[i]))
-			all_idle = false;
+	if (ctrl)
+		for (i = 0; i < nr_init; i++)
+			if (!perf_job_idle(&jobs[i]))
+				all_idle = false;
 	/* DMA memory the device may still write is freed by nvq_close(). */
-	if (all_idle)
+	if (all_idle && ctrl)
 		for (i = 0; i < nr_init; i++)
 			perf_job_release(&jobs[i], true);
-	nvq_close(ctrl);
+	if (ctrl)
+		nvq_close(ctrl);
 	ctrl = NULL;
 	if (!all_idle)
 		for (i = 0; i < nr_init; i++)
