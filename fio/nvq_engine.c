@@ -16,15 +16,25 @@
  * own I/O queue while the controller has enough of them. In thread mode a
  * controller stays open until the engine is unloaded, so that a RAM-backed
  * emulated device keeps its data from one job to the next. The completion
- * mode and the CPU latency QoS knobs (cpu_lat_limit_us, cpu_lat_timeout_ms,
- * given to nvq_open() through struct nvq_opts) belong to the controller:
- * jobs running at the same time on one must agree on them.
+ * mode, the CPU latency QoS knobs (cpu_lat_limit_us, cpu_lat_timeout_ms)
+ * and the command timeouts (io_timeout_ms, admin_timeout_ms), given to
+ * nvq_open() through struct nvq_opts, belong to the controller: jobs
+ * running at the same time on one must agree on them.
  *
  * Submission: ->queue() places the command in the submission queue with
  * NVQ_IO_MORE and ->commit() rings one doorbell for the whole batch.
  * Completions: ->getevents() reaps with nvq_poll() (mode=poll) or sleeps in
  * nvq_wait() (mode=wait); the callbacks put finished requests on a ring
  * that ->event() reads.
+ *
+ * When fio stops a job (a signal, the end of runtime=: td->terminate) it
+ * waits in ->getevents() for what is in flight. A device that stopped
+ * answering must not hold it there: after TERMINATE_GRACE_MS the engine
+ * gives up on those commands and hands them back to fio as failed with
+ * ECANCELED. Waits are cut into WAIT_SLICE_MS slices to notice that, and
+ * past runtime= getevents() returns early so that fio notices it too. The device may still hold them, so the job's memory (and
+ * the controller, which cancels them for good in nvq_close()) stays until
+ * the controller closes.
  */
 #include <errno.h>
 #include <limits.h>
@@ -56,6 +66,16 @@
 
 /* How long teardown waits for the device to finish outstanding commands. */
 #define DRAIN_TIMEOUT_MS 30000
+/* Once fio terminates the job: how long what is in flight may still take. */
+#define TERMINATE_GRACE_MS 50
+/* Longest sleep in nvq_wait() before a look at td->terminate. */
+#define WAIT_SLICE_MS 20
+/* Most a command timeout may be (the library's limit: one hour). */
+#define TIMEOUT_MS_MAX 3600000
+/* What 0 means (nvq.h, struct nvq_opts), for a controller opened with
+ * other values whose next job wants the defaults back. */
+#define LIB_IO_TIMEOUT_MS 30000
+#define LIB_ADMIN_TIMEOUT_MS 60000
 
 /* Per-job options (td->eo). */
 struct nvq_fio_options {
@@ -69,6 +89,19 @@ struct nvq_fio_options {
 	char *cpu_lat_limit; /* as written; parsed into cpu_lat_limit_us */
 	int cpu_lat_limit_us; /* NVQ_QOS_OFF, NVQ_QOS_AUTO or microseconds */
 	unsigned int cpu_lat_timeout_ms;
+	char *io_timeout; /* as written; parsed into io_timeout_ms */
+	char *admin_timeout;
+	unsigned int io_timeout_ms; /* 0: the library's default */
+	unsigned int admin_timeout_ms;
+};
+
+/* What belongs to a controller rather than to a job (see the top). */
+struct ctrl_settings {
+	enum nvq_mode mode;
+	int cpu_lat_limit_us;
+	unsigned int cpu_lat_timeout_ms;
+	unsigned int io_timeout_ms; /* as the options say: 0 = default */
+	unsigned int admin_timeout_ms;
 };
 
 /* A controller opened by this process, shared by every job naming it. */
@@ -76,9 +109,9 @@ struct dev {
 	struct dev *next;
 	char *uri;
 	struct nvq_ctrl *ctrl;
-	enum nvq_mode mode;
-	int cpu_lat_limit_us; /* the QoS knobs it runs with */
-	unsigned int cpu_lat_timeout_ms;
+	struct ctrl_settings set; /* what it runs with */
+	/* the library's default timeouts, for a job that wants them back */
+	unsigned int def_io_ms, def_admin_ms;
 	unsigned int refs; /* jobs (and size probes) holding it */
 	unsigned int nr_queues;
 	unsigned int *users; /* jobs per I/O queue */
@@ -106,10 +139,19 @@ struct jfile {
 	uint64_t nlba;
 };
 
+/* Where a request is (struct req.state, atomic). */
+enum {
+	REQ_IDLE, /* not submitted, or its callback ran */
+	REQ_INFLIGHT, /* submitted, callback not yet run */
+	REQ_ABANDONED, /* given up on at termination: the device has it */
+};
+
 /* Per io_u: what the completion callback needs, and the NVMe result. */
 struct req {
 	struct job *job;
 	struct io_u *io_u;
+	struct req *next_all; /* every req of the job, for the final free */
+	int state; /* REQ_*, atomic */
 	int err; /* negative errno, 0 on success */
 	uint16_t status; /* NVMe status when err == -EIO */
 	char msg[160]; /* why a request was refused, for ->errdetails() */
@@ -151,6 +193,11 @@ struct job {
 
 	void *buf; /* td->orig_buffer, DMA memory of jdevs[0] */
 	bool stuck; /* commands never completed: keep the memory alive */
+	struct req *reqs; /* all of them (next_all) */
+	struct job *next_stuck; /* on stuck_jobs until the controllers close */
+	uint64_t term_seen_ms; /* when getevents() first saw td->terminate */
+	unsigned int abandoned; /* requests given up on */
+	unsigned int late; /* atomic: of those, callbacks that ran since */
 	/* Every queue of the job is exclusive: only its thread reaps them. */
 	bool owner_only;
 };
@@ -166,6 +213,11 @@ static __thread struct job *cur_job;
 static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dev *devs;
 static pid_t devs_pid;
+/*
+ * Jobs whose commands a device still holds (under devs_lock): their memory
+ * is freed once every controller closed, when no callback can come.
+ */
+static struct job *stuck_jobs;
 
 static struct ioengine_ops *engine_ops(void);
 
@@ -249,27 +301,43 @@ static const char *limit_name(int us, char *buf, size_t len)
 	return buf;
 }
 
+static void settings_of(const struct nvq_fio_options *o,
+			struct ctrl_settings *set)
+{
+	set->mode = o->mode;
+	set->cpu_lat_limit_us = o->cpu_lat_limit_us;
+	set->cpu_lat_timeout_ms = o->cpu_lat_timeout_ms;
+	set->io_timeout_ms = o->io_timeout_ms;
+	set->admin_timeout_ms = o->admin_timeout_ms;
+}
+
 /*
  * The settings that belong to a controller rather than to a job: jobs
  * sharing one must agree on them. On a mismatch, write what differs into
- * @buf (as "mode=wait" against "mode=poll") and return false.
+ * @buf (as "mode=wait against mode=poll") and return false.
  */
-static bool same_ctrl_settings(const struct nvq_fio_options *a,
-			       enum nvq_mode b_mode, int b_limit,
-			       unsigned int b_timeout, char *buf, size_t len)
+static bool same_ctrl_settings(const struct nvq_fio_options *o,
+			       const struct ctrl_settings *b, char *buf,
+			       size_t len)
 {
 	char x[16], y[16];
 
-	if (a->mode != b_mode)
+	if (o->mode != b->mode)
 		snprintf(buf, len, "mode=%s against mode=%s",
-			 mode_name(a->mode), mode_name(b_mode));
-	else if (a->cpu_lat_limit_us != b_limit)
+			 mode_name(o->mode), mode_name(b->mode));
+	else if (o->cpu_lat_limit_us != b->cpu_lat_limit_us)
 		snprintf(buf, len, "cpu_lat_limit_us=%s against %s",
-			 limit_name(a->cpu_lat_limit_us, x, sizeof(x)),
-			 limit_name(b_limit, y, sizeof(y)));
-	else if (a->cpu_lat_timeout_ms != b_timeout)
+			 limit_name(o->cpu_lat_limit_us, x, sizeof(x)),
+			 limit_name(b->cpu_lat_limit_us, y, sizeof(y)));
+	else if (o->cpu_lat_timeout_ms != b->cpu_lat_timeout_ms)
 		snprintf(buf, len, "cpu_lat_timeout_ms=%u against %u",
-			 a->cpu_lat_timeout_ms, b_timeout);
+			 o->cpu_lat_timeout_ms, b->cpu_lat_timeout_ms);
+	else if (o->io_timeout_ms != b->io_timeout_ms)
+		snprintf(buf, len, "io_timeout_ms=%u against %u",
+			 o->io_timeout_ms, b->io_timeout_ms);
+	else if (o->admin_timeout_ms != b->admin_timeout_ms)
+		snprintf(buf, len, "admin_timeout_ms=%u against %u",
+			 o->admin_timeout_ms, b->admin_timeout_ms);
 	else
 		return true;
 	return false;
@@ -308,14 +376,14 @@ static void qos_report(struct dev *d)
 {
 	struct nvq_qos_info info;
 
-	if (d->cpu_lat_limit_us == NVQ_QOS_OFF)
+	if (d->set.cpu_lat_limit_us == NVQ_QOS_OFF)
 		return;
 	nvq_qos_info(nvq_ctrl_qos(d->ctrl), &info);
 	if (info.status[0] && !d->said_status) {
 		log_info("nvq: %s: %s\n", d->uri, info.status);
 		d->said_status = true;
 	}
-	if (d->cpu_lat_limit_us == NVQ_QOS_AUTO && info.reason[0] &&
+	if (d->set.cpu_lat_limit_us == NVQ_QOS_AUTO && info.reason[0] &&
 	    !d->said_auto) {
 		log_info("nvq: %s: cpu_lat_limit_us=auto: %s\n", d->uri,
 			 info.reason);
@@ -323,8 +391,11 @@ static void qos_report(struct dev *d)
 	}
 }
 
-/* Give a controller that no job holds the QoS knobs of the next job. */
-static int qos_apply(struct dev *d, const struct nvq_fio_options *o)
+/*
+ * Give a controller that no job holds the QoS knobs and the command
+ * timeouts of the next job (0: back to the library's defaults).
+ */
+static int settings_apply(struct dev *d, const struct nvq_fio_options *o)
 {
 	struct nvq_qos_ctrl *qc = nvq_ctrl_qos(d->ctrl);
 	int rc;
@@ -337,8 +408,15 @@ static int qos_apply(struct dev *d, const struct nvq_fio_options *o)
 			d->uri, nvq_errmsg());
 		return rc;
 	}
-	d->cpu_lat_limit_us = o->cpu_lat_limit_us;
-	d->cpu_lat_timeout_ms = o->cpu_lat_timeout_ms;
+	rc = nvq_ctrl_set_timeouts(
+		d->ctrl, o->io_timeout_ms ? o->io_timeout_ms : d->def_io_ms,
+		o->admin_timeout_ms ? o->admin_timeout_ms : d->def_admin_ms);
+	if (rc) {
+		log_err("nvq: %s: cannot set the command timeouts: %s\n",
+			d->uri, nvq_errmsg());
+		return rc;
+	}
+	settings_of(o, &d->set);
 	d->said_status = false;
 	d->said_auto = false;
 	qos_report(d);
@@ -375,25 +453,25 @@ static int dev_get(struct thread_data *td, const char *uri, bool probe,
 	for (pp = &devs; (d = *pp); pp = &d->next) {
 		if (strcmp(d->uri, uri))
 			continue;
-		if (same_ctrl_settings(o, d->mode, d->cpu_lat_limit_us,
-				       d->cpu_lat_timeout_ms, why, sizeof(why)))
+		if (same_ctrl_settings(o, &d->set, why, sizeof(why)))
 			goto found;
 		if (d->refs) {
 			log_err("nvq: %s: %s is in use by another job with "
 				"other settings (%s); jobs sharing a "
 				"controller need the same mode, "
-				"cpu_lat_limit_us and cpu_lat_timeout_ms\n",
+				"cpu_lat_limit_us, cpu_lat_timeout_ms, "
+				"io_timeout_ms and admin_timeout_ms\n",
 				td->o.name, uri, why);
 			pthread_mutex_unlock(&devs_lock);
 			return -EINVAL;
 		}
 		/*
 		 * Nobody holds it (a later job in thread mode): the QoS knobs
-		 * change in place, which keeps a RAM device's data; another
-		 * completion mode needs a new controller.
+		 * and timeouts change in place, which keeps a RAM device's
+		 * data; another completion mode needs a new controller.
 		 */
-		if (d->mode == mode) {
-			rc = qos_apply(d, o);
+		if (d->set.mode == mode) {
+			rc = settings_apply(d, o);
 			if (rc) {
 				pthread_mutex_unlock(&devs_lock);
 				return rc;
@@ -423,6 +501,8 @@ static int dev_get(struct thread_data *td, const char *uri, bool probe,
 	opts.mode = mode;
 	opts.cpu_lat_limit_us = o->cpu_lat_limit_us;
 	opts.cpu_lat_timeout_ms = o->cpu_lat_timeout_ms;
+	opts.io_timeout_ms = o->io_timeout_ms;
+	opts.admin_timeout_ms = o->admin_timeout_ms;
 	if (o->queues)
 		opts.nr_queues = o->queues;
 	else
@@ -453,9 +533,13 @@ static int dev_get(struct thread_data *td, const char *uri, bool probe,
 		return rc;
 	}
 	d->exclusive = opts.exclusive;
-	d->mode = mode;
-	d->cpu_lat_limit_us = o->cpu_lat_limit_us;
-	d->cpu_lat_timeout_ms = o->cpu_lat_timeout_ms;
+	settings_of(o, &d->set);
+	/* what 0 means, read back now that no option overrides it */
+	nvq_ctrl_timeouts(d->ctrl, &d->def_io_ms, &d->def_admin_ms);
+	if (o->io_timeout_ms)
+		d->def_io_ms = LIB_IO_TIMEOUT_MS;
+	if (o->admin_timeout_ms)
+		d->def_admin_ms = LIB_ADMIN_TIMEOUT_MS;
 	qos_report(d);
 	d->nr_queues = nvq_ctrl_queue_count(d->ctrl);
 	d->users = calloc(d->nr_queues ? d->nr_queues : 1, sizeof(*d->users));
@@ -479,15 +563,16 @@ found:
 /*
  * Drop a reference. In thread mode the controller stays open for later
  * jobs; in process mode it closes (a forked child must not inherit it).
+ * Returns true when it closed.
  */
-static void dev_put(struct dev *d, bool linger)
+static bool dev_put(struct dev *d, bool linger)
 {
 	struct dev **pp;
 
 	pthread_mutex_lock(&devs_lock);
 	if (--d->refs || linger) {
 		pthread_mutex_unlock(&devs_lock);
-		return;
+		return false;
 	}
 	for (pp = &devs; *pp; pp = &(*pp)->next) {
 		if (*pp == d) {
@@ -497,6 +582,7 @@ static void dev_put(struct dev *d, bool linger)
 	}
 	pthread_mutex_unlock(&devs_lock);
 	dev_free(d);
+	return true;
 }
 
 /* The least used I/O queue: each job gets its own while there are enough. */
@@ -529,20 +615,35 @@ static void dev_release_queue(struct dev *d, unsigned int idx)
 	pthread_mutex_unlock(&devs_lock);
 }
 
-/* Close what lingers when fio unloads the engine (or exits). */
+static void job_release(struct job *j);
+
+/*
+ * Close what lingers when fio unloads the engine (or exits); then no
+ * callback can come any more, and the stuck jobs' memory goes too.
+ */
 __attribute__((destructor)) static void devs_close_all(void)
 {
 	struct dev *d, *next;
+	struct job *sj, *snext;
+	bool all = true;
 
 	pthread_mutex_lock(&devs_lock);
 	d = devs_pid == getpid() ? devs : NULL;
 	devs = NULL;
+	sj = stuck_jobs;
+	stuck_jobs = NULL;
 	pthread_mutex_unlock(&devs_lock);
 	for (; d; d = next) {
 		next = d->next;
-		if (d->refs)
+		if (d->refs) {
+			all = false;
 			continue; /* still in use: leave it to process exit */
+		}
 		dev_free(d);
+	}
+	for (; all && sj; sj = snext) {
+		snext = sj->next_stuck;
+		job_release(sj);
 	}
 }
 
@@ -583,6 +684,12 @@ static void io_done(void *arg, const struct nvq_cpl *cpl)
 	struct req *r = arg;
 	struct job *j = r->job;
 
+	if (unlikely(__atomic_exchange_n(&r->state, REQ_IDLE,
+					 __ATOMIC_ACQ_REL) == REQ_ABANDONED)) {
+		/* fio had it back as cancelled long ago: only count it */
+		__atomic_fetch_add(&j->late, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	r->err = cpl->err;
 	r->status = cpl->status;
 	if (likely(j->owner_only || j == cur_job)) {
@@ -730,8 +837,13 @@ static bool drain(struct job *j)
 		/* Keep the ring from overflowing: nobody consumes it now. */
 		j->head = j->tail;
 		j->returned = 0;
+		/* given up on already: waiting again would not help */
+		if (j->abandoned != __atomic_load_n(&j->late, __ATOMIC_ACQUIRE))
+			break;
 		if (!deadline)
-			deadline = now_ms() + DRAIN_TIMEOUT_MS;
+			deadline = now_ms() + (j->td->terminate ?
+						       TERMINATE_GRACE_MS :
+						       DRAIN_TIMEOUT_MS);
 		else if (now_ms() > deadline)
 			break;
 		if (j->o->mode == NVQ_MODE_WAIT) {
@@ -745,7 +857,8 @@ static bool drain(struct job *j)
 	}
 	if (!n)
 		return true;
-	log_err("nvq: %s: %llu commands did not complete; leaving them\n",
+	log_err("nvq: %s: %llu commands did not complete; leaving them to "
+		"the controller's close, which cancels them\n",
 		j->td->o.name, n);
 	pthread_mutex_lock(&j->remote_lock);
 	j->stuck = true;
@@ -859,10 +972,18 @@ static enum fio_q_status fio_nvq_queue(struct thread_data *td,
 			      io_ddir_name(io_u->ddir));
 	}
 
+	/* Its previous command is still in a device that stopped answering. */
+	if (unlikely(__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) ==
+		     REQ_ABANDONED))
+		return refuse(td, io_u, ECANCELED,
+			      "the device still holds this request's previous "
+			      "command");
 	for (;;) {
+		__atomic_store_n(&r->state, REQ_INFLIGHT, __ATOMIC_RELEASE);
 		rc = submit(jd, jf, io_u, r, slba, (uint32_t)nlb);
 		if (likely(!rc))
 			break;
+		__atomic_store_n(&r->state, REQ_IDLE, __ATOMIC_RELEASE);
 		if (rc != -EAGAIN)
 			return refuse(td, io_u, -rc, "%s", nvq_errmsg());
 		if (retried)
@@ -882,6 +1003,54 @@ static enum fio_q_status fio_nvq_queue(struct thread_data *td,
 	j->submitted++;
 	j->queued[j->nr_queued++] = io_u;
 	return FIO_Q_QUEUED;
+}
+
+/*
+ * fio is stopping the job and the device has not finished what it holds
+ * within TERMINATE_GRACE_MS: give those commands up, handing them to fio
+ * as failed with ECANCELED. A callback that still comes (nvq_close()
+ * cancels them) finds the request abandoned and only counts itself.
+ */
+static void abandon_inflight(struct thread_data *td, struct job *j)
+{
+	struct io_u *io_u;
+	unsigned int i, n = 0;
+
+	io_u_qiter(&td->io_u_all, io_u, i)
+	{
+		struct req *r = io_u->engine_data;
+		int want = REQ_INFLIGHT;
+
+		if (!r || !__atomic_compare_exchange_n(
+				  &r->state, &want, REQ_ABANDONED, false,
+				  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;
+		r->err = -ECANCELED;
+		r->status = 0;
+		snprintf(r->msg, sizeof(r->msg),
+			 "no completion %u ms after fio stopped the job: "
+			 "given up",
+			 TERMINATE_GRACE_MS);
+		j->ring[j->tail++ & j->mask] = r;
+		n++;
+	}
+	j->abandoned += n;
+	if (n)
+		log_err("nvq: %s: %u commands still in the device when the "
+			"job stopped; given up (ECANCELED)\n",
+			td->o.name, n);
+}
+
+/*
+ * fio's own runtime= test (backend.c, runtime_exceeded()), which it makes
+ * only between calls into the engine: a device that stopped answering
+ * must not keep a job in ->getevents() past its runtime.
+ */
+static bool runtime_over(struct thread_data *td)
+{
+	if (!td->o.timeout || (td->o.ramp_time && !td->ramp_time_over))
+		return false;
+	return utime_since_now(&td->epoch) >= td->o.timeout;
 }
 
 static int fio_nvq_getevents(struct thread_data *td, unsigned int min,
@@ -912,6 +1081,23 @@ static int fio_nvq_getevents(struct thread_data *td, unsigned int min,
 				break;
 			tmo = (int)(deadline - now);
 		}
+		if (unlikely(td->terminate)) {
+			uint64_t now = now_ms();
+
+			if (!j->term_seen_ms)
+				j->term_seen_ms = now;
+			if (now - j->term_seen_ms >= TERMINATE_GRACE_MS) {
+				abandon_inflight(td, j);
+				avail = j->tail - j->head;
+				break; /* fewer than @min if that is all */
+			}
+		} else if (unlikely(runtime_over(td))) {
+			/* fio sees it and stops the job; then the above */
+			break;
+		}
+		/* never sleep so long that td->terminate goes unseen */
+		if (tmo < 0 || tmo > WAIT_SLICE_MS)
+			tmo = WAIT_SLICE_MS;
 		if (j->o->mode == NVQ_MODE_WAIT) {
 			rc = reap_wait(j, min - avail, tmo);
 		} else {
@@ -962,18 +1148,15 @@ static char *fio_nvq_errdetails(struct io_u *io_u)
 	return s;
 }
 
-static void job_free(struct job *j)
+/* Free the job and its requests: no callback may come for them any more. */
+static void job_release(struct job *j)
 {
-	unsigned int i;
+	struct req *r, *next;
 
-	if (!j)
-		return;
-	for (i = 0; i < j->nr_jdevs; i++) {
-		dev_release_queue(j->jdevs[i].dev, j->jdevs[i].qidx);
-		dev_put(j->jdevs[i].dev, j->td->o.use_thread);
+	for (r = j->reqs; r; r = next) {
+		next = r->next_all;
+		free(r);
 	}
-	if (j->stuck)
-		return; /* late callbacks may still write to it */
 	pthread_mutex_destroy(&j->remote_lock);
 	free(j->jdevs);
 	free(j->jfiles);
@@ -981,6 +1164,29 @@ static void job_free(struct job *j)
 	free(j->remote);
 	free(j->queued);
 	free(j);
+}
+
+static void job_free(struct job *j)
+{
+	bool open = false;
+	unsigned int i;
+
+	if (!j)
+		return;
+	for (i = 0; i < j->nr_jdevs; i++) {
+		dev_release_queue(j->jdevs[i].dev, j->jdevs[i].qidx);
+		if (!dev_put(j->jdevs[i].dev, j->td->o.use_thread))
+			open = true;
+	}
+	if (j->stuck && open) {
+		/* late callbacks may still write to it: until the close */
+		pthread_mutex_lock(&devs_lock);
+		j->next_stuck = stuck_jobs;
+		stuck_jobs = j;
+		pthread_mutex_unlock(&devs_lock);
+		return;
+	}
+	job_release(j);
 }
 
 /* The job's queue on the controller named @uri, opening it if needed. */
@@ -1104,6 +1310,37 @@ fail:
 	return 1;
 }
 
+/*
+ * What the controller's failure path did so far (nvq_ctrl_stats()): with
+ * queue_stats=1 always, otherwise once something happened.
+ */
+static void print_recovery(struct job *j, bool always)
+{
+	struct nvq_ctrl_stats st;
+	unsigned int i;
+
+	for (i = 0; i < j->nr_jdevs; i++) {
+		if (nvq_ctrl_stats(j->jdevs[i].dev->ctrl, &st))
+			continue;
+		if (!always && !st.timeouts && !st.lost_interrupts &&
+		    !st.aborts && !st.resets && !st.retries && !st.failed &&
+		    !st.bad_cqes && !st.gone)
+			continue;
+		log_info("nvq: %s: %s recovery: timeouts=%llu "
+			 "lost_interrupts=%llu aborts=%llu resets=%llu "
+			 "retries=%llu failed=%llu bad_cqes=%llu%s\n",
+			 j->td->o.name, j->jdevs[i].dev->uri,
+			 (unsigned long long)st.timeouts,
+			 (unsigned long long)st.lost_interrupts,
+			 (unsigned long long)st.aborts,
+			 (unsigned long long)st.resets,
+			 (unsigned long long)st.retries,
+			 (unsigned long long)st.failed,
+			 (unsigned long long)st.bad_cqes,
+			 st.gone ? " (controller gone)" : "");
+	}
+}
+
 /* queue_stats=1: the counters show how commits batch the doorbells. */
 static void print_stats(struct job *j)
 {
@@ -1138,6 +1375,7 @@ static void fio_nvq_cleanup(struct thread_data *td)
 			j->refused);
 	if (j->o->queue_stats)
 		print_stats(j);
+	print_recovery(j, j->o->queue_stats);
 	/* Without permission, the limit fails only once a queue is busy. */
 	pthread_mutex_lock(&devs_lock);
 	for (i = 0; i < j->nr_jdevs; i++)
@@ -1180,6 +1418,7 @@ static unsigned int run_stretch(const struct thread_data *td)
 static int check_peers(struct thread_data *td, const char *uri)
 {
 	const struct nvq_fio_options *p;
+	struct ctrl_settings ps;
 	struct thread_data *t;
 	char buf[PATH_MAX], why[96];
 	struct fio_file *f;
@@ -1199,14 +1438,14 @@ static int check_peers(struct thread_data *td, const char *uri)
 			if (file_uri(p, f, buf, sizeof(buf)) ||
 			    strcmp(buf, uri))
 				continue;
-			if (same_ctrl_settings(
-				    td->eo, p->mode, p->cpu_lat_limit_us,
-				    p->cpu_lat_timeout_ms, why, sizeof(why)))
+			settings_of(p, &ps);
+			if (same_ctrl_settings(td->eo, &ps, why, sizeof(why)))
 				break;
 			log_err("nvq: jobs %s and %s run at the same time on "
 				"%s with different settings (%s); jobs "
 				"sharing a controller need the same mode, "
-				"cpu_lat_limit_us and cpu_lat_timeout_ms\n",
+				"cpu_lat_limit_us, cpu_lat_timeout_ms, "
+				"io_timeout_ms and admin_timeout_ms\n",
 				td->o.name, t->o.name, uri, why);
 			return -EINVAL;
 		}
@@ -1331,22 +1570,30 @@ static int fio_nvq_close_file(struct thread_data *td, struct fio_file *f)
 static int fio_nvq_io_u_init(struct thread_data *td, struct io_u *io_u)
 {
 	struct req *r = calloc(1, sizeof(*r));
+	struct job *j = td->io_ops_data;
 
 	if (!r)
 		return 1;
-	r->job = td->io_ops_data;
+	r->job = j;
 	r->io_u = io_u;
 	io_u->engine_data = r;
+	/* the job frees it: a device that stopped answering may still
+	 * complete it after fio freed the io_u */
+	if (j) {
+		r->next_all = j->reqs;
+		j->reqs = r;
+	}
 	return 0;
 }
 
 static void fio_nvq_io_u_free(struct thread_data *td, struct io_u *io_u)
 {
-	struct job *j = td->io_ops_data;
+	struct req *r = io_u->engine_data;
 
-	/* The device may write a finished request until it is drained. */
-	if (drain(j))
-		free(io_u->engine_data);
+	/* Marks the job stuck when the device keeps some of its commands. */
+	drain(td->io_ops_data);
+	if (r && !r->job)
+		free(r);
 	io_u->engine_data = NULL;
 }
 
@@ -1408,6 +1655,61 @@ static int parse_cpu_lat_limit(void *data, const char *s)
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * A command timeout: decimal or 0x hex milliseconds, 0..TIMEOUT_MS_MAX,
+ * nothing else (fio's own integer parser takes "-1" and suffixes).
+ */
+static int parse_timeout(const char *name, const char *s, unsigned int *out)
+{
+	unsigned long long v = 0;
+	unsigned int base = 10;
+	const char *p = s ? s : "";
+
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		base = 16;
+		p += 2;
+	}
+	if (!*p)
+		goto bad;
+	for (; *p; p++) {
+		unsigned int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned int)(*p - '0');
+		else if (base == 16 && *p >= 'a' && *p <= 'f')
+			d = (unsigned int)(*p - 'a' + 10);
+		else if (base == 16 && *p >= 'A' && *p <= 'F')
+			d = (unsigned int)(*p - 'A' + 10);
+		else
+			goto bad;
+		v = v * base + d;
+		if (v > TIMEOUT_MS_MAX)
+			goto bad;
+	}
+	*out = (unsigned int)v;
+	return 0;
+bad:
+	log_err("nvq: %s: '%s' is not a timeout in milliseconds (0 for the "
+		"default, up to %d)\n",
+		name, s ? s : "", TIMEOUT_MS_MAX);
+	return 1;
+}
+
+/* fio option callbacks: io_timeout_ms= and admin_timeout_ms=. */
+static int parse_io_timeout(void *data, const char *s)
+{
+	struct nvq_fio_options *o = data;
+
+	return parse_timeout("io_timeout_ms", s, &o->io_timeout_ms);
+}
+
+static int parse_admin_timeout(void *data, const char *s)
+{
+	struct nvq_fio_options *o = data;
+
+	return parse_timeout("admin_timeout_ms", s, &o->admin_timeout_ms);
 }
 
 #define STR_(x) #x
@@ -1510,6 +1812,32 @@ static struct fio_option options[] = {
 		.def = STR(NVQ_QOS_TIMEOUT_MS_DEFAULT),
 		.minval = 1,
 		.maxval = NVQ_QOS_TIMEOUT_MS_MAX,
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "io_timeout_ms",
+		.lname = "nvq I/O command timeout",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct nvq_fio_options, io_timeout),
+		.cb = parse_io_timeout,
+		.help = "Milliseconds an I/O command may take before the "
+			"driver recovers (abort, reset); 0: the library's "
+			"default, " STR(LIB_IO_TIMEOUT_MS),
+		.def = "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "admin_timeout_ms",
+		.lname = "nvq admin command timeout",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct nvq_fio_options, admin_timeout),
+		.cb = parse_admin_timeout,
+		.help = "Milliseconds an admin command may take before the "
+			"driver resets the controller; 0: the library's "
+			"default, " STR(LIB_ADMIN_TIMEOUT_MS),
+		.def = "0",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},

@@ -46,25 +46,76 @@ cd "$tmp" || exit 1
 printf 'leak:/usr/bin/fio\n' >"$tmp/lsan.supp"
 printf 'race:options_free\nrace:fio_sem_remove\n' >"$tmp/tsan.supp"
 
+# fio_exec ARGS...: become fio ARGS (in a subshell). $PRELOAD (if set) is
+# preloaded after the sanitizer runtime.
+fio_exec() {
+	preload=${NVQ_FIO_PRELOAD:-}
+	if [ -n "${PRELOAD:-}" ]; then
+		preload="${preload:+$preload }$PRELOAD"
+	fi
+	if [ -n "$preload" ]; then
+		LD_PRELOAD=$preload
+		export LD_PRELOAD
+	fi
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_context_size=2"
+	LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$tmp/lsan.supp"
+	TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$tmp/tsan.supp"
+	export ASAN_OPTIONS LSAN_OPTIONS TSAN_OPTIONS
+	exec "$FIO" "$@"
+}
+
 # run_fio ARGS...: run fio; sets $rc, output in $tmp/out and $tmp/err.
-# $PRELOAD (if set) is preloaded after the sanitizer runtime.
 run_fio() {
-	(
-		preload=${NVQ_FIO_PRELOAD:-}
-		if [ -n "${PRELOAD:-}" ]; then
-			preload="${preload:+$preload }$PRELOAD"
-		fi
-		if [ -n "$preload" ]; then
-			LD_PRELOAD=$preload
-			export LD_PRELOAD
-		fi
-		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_context_size=2"
-		LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$tmp/lsan.supp"
-		TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$tmp/tsan.supp"
-		export ASAN_OPTIONS LSAN_OPTIONS TSAN_OPTIONS
-		exec "$FIO" "$@"
-	) >"$tmp/out" 2>"$tmp/err"
+	(fio_exec "$@") >"$tmp/out" 2>"$tmp/err"
 	rc=$?
+}
+
+# start_fio ARGS...: fio in the background, its pid in $fio_pid.
+start_fio() {
+	(fio_exec "$@") >"$tmp/out" 2>"$tmp/err" &
+	fio_pid=$!
+}
+
+now_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
+# wait_fio SECONDS: wait for $fio_pid, killing it after SECONDS (a hang);
+# sets $rc (999 when the watchdog had to kill it).
+wait_fio() {
+	i=0
+	while kill -0 "$fio_pid" 2>/dev/null && [ $i -lt $(($1 * 20)) ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	if kill -0 "$fio_pid" 2>/dev/null; then
+		kill -KILL "$fio_pid"
+		wait "$fio_pid"
+		rc=999
+		return
+	fi
+	wait "$fio_pid"
+	rc=$?
+}
+
+# fake_sysfs: a pm_qos_resume_latency_us per CPU, all "0", under
+# NVQ_SYSFS_ROOT; sysfs_values prints their distinct contents on a line.
+fake_sysfs() {
+	root=$tmp/sysfs
+	ncpu=$(getconf _NPROCESSORS_CONF)
+	cpu=0
+	while [ "$cpu" -lt "$ncpu" ]; do
+		mkdir -p "$root/devices/system/cpu/cpu$cpu/power"
+		echo 0 >"$root/devices/system/cpu/cpu$cpu/power/pm_qos_resume_latency_us"
+		cpu=$((cpu + 1))
+	done
+	NVQ_SYSFS_ROOT=$root
+	export NVQ_SYSFS_ROOT
+	unset NVQ_CPU_DMA_LATENCY
+}
+sysfs_values() {
+	awk 1 "$tmp"/sysfs/devices/system/cpu/cpu*/power/pm_qos_resume_latency_us |
+		sort -u | tr '\n' ' ' | sed 's/ $//'
 }
 
 ENGINE="--ioengine=external:$NVQ_FIO_ENGINE"
@@ -455,11 +506,96 @@ preload)
 	PRELOAD=$NVQ_FIO_ENGINE verify_ok_named --ioengine=nvq \
 		--filename=emu.size=64M --bs=4k --iodepth=16 --size=8M
 	;;
+signals)
+	# SIGINT / SIGTERM while every command sits in a device that takes
+	# ten minutes per command: fio stops within the watchdog (a hang hits
+	# it; the time is printed, not asserted), the engine gives the stuck
+	# commands up, and the CPU latency limit it applied is gone again.
+	fake_sysfs
+	modes="--thread=1 --thread=0"
+	[ "$tsan" = 1 ] && modes="--thread=1"
+	for how in $modes; do
+		for sig in INT TERM; do
+			start_fio --name=s $ENGINE $how --mode=wait \
+				--cpu_lat_limit_us=25 --cpu_lat_timeout_ms=60000 \
+				--filename=emu.lat=600s,size=16M --rw=randread \
+				--bs=4k --iodepth=4 --time_based --runtime=1h
+			sleep 2
+			t0=$(now_ms)
+			kill -$sig "$fio_pid"
+			wait_fio 20
+			t1=$(now_ms)
+			echo "fio $how SIG$sig: exit $rc after $((t1 - t0)) ms"
+			[ "$rc" != 999 ] ||
+				fail "fio $how still running 20 s after SIG$sig"
+			grep -q "terminating on signal" "$tmp/out" "$tmp/err" ||
+				fail "fio $how SIG$sig: fio did not see the signal"
+			grep -q "commands still in the device when the job stopped" \
+				"$tmp/out" "$tmp/err" ||
+				fail "fio $how SIG$sig: no note of the stuck commands"
+			[ "$(sysfs_values)" = 0 ] || fail "fio $how SIG$sig:" \
+				"the CPU files hold '$(sysfs_values)', not '0'"
+		done
+	done
+	;;
+stuck-runtime)
+	# runtime= is honoured with a device that never answers (a wait for
+	# it would take the 30 s I/O timeout at least; the watchdog is 20 s).
+	start_fio --name=r --thread=1 $ENGINE --filename=emu.lat=600s,size=16M \
+		--rw=randread --bs=4k --iodepth=4 --time_based --runtime=2
+	t0=$(now_ms)
+	wait_fio 20
+	t1=$(now_ms)
+	echo "fio runtime=2 on lat=600s: exit $rc after $((t1 - t0)) ms"
+	[ "$rc" != 999 ] ||
+		fail "runtime=2 on a stuck device: still running after 20 s"
+	grep -q "4 commands still in the device when the job stopped" \
+		"$tmp/out" "$tmp/err" ||
+		fail "runtime=2: no note of the stuck commands"
+	;;
+timeouts)
+	verify_ok --filename=emu.size=64M --bs=4k --iodepth=8 --size=4M \
+		--io_timeout_ms=5000 --admin_timeout_ms=10000
+	# queue_stats=1 shows the failure path's counters too.
+	run_fio --name=q --thread=1 $ENGINE --filename=emu.size=16M \
+		--rw=randread --bs=4k --size=1M --queue_stats=1 \
+		--io_timeout_ms=1000
+	[ "$rc" = 0 ] || fail "queue_stats=1 io_timeout_ms=1000: exit status $rc"
+	grep -Eq "^nvq: q: emu:size=16M recovery: timeouts=0 lost_interrupts=0 aborts=0 resets=0 retries=0 failed=0 bad_cqes=0$" \
+		"$tmp/out" "$tmp/err" || fail "queue_stats=1: no recovery line"
+	expect_error "failed parsing io_timeout_ms=3600001" \
+		--filename=emu.size=16M --io_timeout_ms=3600001
+	expect_error "failed parsing io_timeout_ms=-1" \
+		--filename=emu.size=16M --io_timeout_ms=-1
+	expect_error "failed parsing io_timeout_ms=5s" \
+		--filename=emu.size=16M --io_timeout_ms=5s
+	expect_error "failed parsing admin_timeout_ms=0x" \
+		--filename=emu.size=16M --admin_timeout_ms=0x
+	expect_error "failed parsing admin_timeout_ms=3600001" \
+		--filename=emu.size=16M --admin_timeout_ms=3600001
+	# Controller settings: jobs at the same time on one must agree...
+	printf '%s\n' '[global]' thread=1 bs=4k size=4M \
+		filename=emu.size=64M rw=randread '[a]' io_timeout_ms=1000 \
+		'[b]' offset=8M io_timeout_ms=2000 >"$tmp/tmo.fio"
+	run_fio $ENGINE "$tmp/tmo.fio"
+	[ "$rc" != 0 ] ||
+		fail "two jobs, one controller, two timeouts: fio succeeded"
+	grep -qF "different settings (io_timeout_ms=2000 against 1000)" \
+		"$tmp/err" "$tmp/out" ||
+		grep -qF "different settings (io_timeout_ms=1000 against 2000)" \
+			"$tmp/err" "$tmp/out" ||
+		fail "no error naming the two I/O timeouts"
+	# ... one after the other they may differ: set in place.
+	sed 's/^offset=8M$/stonewall/' "$tmp/tmo.fio" >"$tmp/tmo2.fio"
+	run_fio $ENGINE "$tmp/tmo2.fio"
+	[ "$rc" = 0 ] ||
+		fail "two timeouts one after the other: fio exit status $rc"
+	;;
 enghelp)
 	run_fio --enghelp="$NVQ_FIO_ENGINE"
 	[ "$rc" = 0 ] || fail "fio --enghelp exit status $rc"
 	for opt in uri mode nsid queues qdepth queue_stats cpu_lat_limit_us \
-		cpu_lat_timeout_ms; do
+		cpu_lat_timeout_ms io_timeout_ms admin_timeout_ms; do
 		grep -q "^$opt " "$tmp/out" || fail "--enghelp lacks option $opt"
 	done
 	;;
