@@ -17,6 +17,22 @@
 
 #include "qos_helpers.h"
 
+/*
+ * Under ThreadSanitizer a signal that nvq's handler hands on to the
+ * default action (sigaction(SIG_DFL) and raise() inside the handler)
+ * never ends the process: the SIGTERM case runs only without it.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
 #define OLD "250"
 #define F0 "devices/system/cpu/cpu0/power/pm_qos_resume_latency_us"
 #define F1 "devices/system/cpu/cpu1/power/pm_qos_resume_latency_us"
@@ -222,7 +238,8 @@ int main(void)
 	test_handled_sigint(false);
 	test_handled_sigint(true);
 	test_fork(EXIT);
-	test_fork(TERM);
+	if (!UNDER_TSAN)
+		test_fork(TERM);
 	test_fork(CLOSE);
 	cleanup();
 	return 0;
