@@ -89,15 +89,18 @@ static bool posted(const uint16_t *cids, unsigned int n, uint32_t cid)
 unsigned int nvq_req_recover_all(struct nvq_queue *q, int err,
 				 uint64_t *counter)
 {
-	unsigned int tag, n = 0, nr_posted;
+	unsigned int tag, n = 0, nr_posted = 0;
 	uint16_t *cids;
+	int rc;
 
 	/*
 	 * What the device already completed keeps its own completion: its
 	 * reaper finishes it with the device's status.
 	 */
 	cids = malloc(q->nr_tags * sizeof(*cids));
-	nr_posted = cids ? nvq_queue_posted_cids(q, cids, q->nr_tags) : 0;
+	rc = cids ? nvq_queue_posted_cids(q, cids, q->nr_tags, true) : 0;
+	if (rc > 0)
+		nr_posted = (unsigned int)rc;
 	for (tag = 0; tag < q->nr_tags; tag++) {
 		struct nvq_cmd *cmd = &q->cmds[tag];
 		uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_ACQUIRE);

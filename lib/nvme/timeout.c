@@ -154,6 +154,7 @@ static void scan_queue(struct nvq_ctrl *c, struct nvq_queue *q, uint32_t now,
 		       uint32_t tmo, uint16_t *cids)
 {
 	unsigned int tag, nr_posted = 0;
+	int rc;
 
 	/*
 	 * Completions wait in the CQ: those commands are done, not late.
@@ -162,13 +163,20 @@ static void scan_queue(struct nvq_ctrl *c, struct nvq_queue *q, uint32_t now,
 	 * mode the caller reaps when it polls.
 	 */
 	if (nvq_queue_pending(q)) {
-		nr_posted = nvq_queue_posted_cids(q, cids, q->nr_tags);
 		if (q->mode != NVQ_MODE_POLL && !nvq_queue_irq_pending(q) &&
 		    oldest_late(q, now, tmo)) {
 			__atomic_fetch_add(&c->st.lost_interrupts, 1,
 					   __ATOMIC_RELAXED);
 			kick(q);
 		}
+		/*
+		 * An exclusive queue's CQ cannot be read while its reaper
+		 * runs: leave the whole queue for the next period.
+		 */
+		rc = nvq_queue_posted_cids(q, cids, q->nr_tags, false);
+		if (rc < 0)
+			return;
+		nr_posted = (unsigned int)rc;
 	}
 	for (tag = 0; tag < q->nr_tags; tag++) {
 		struct nvq_cmd *cmd = &q->cmds[tag];

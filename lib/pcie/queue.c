@@ -356,17 +356,29 @@ bool nvq_queue_pending(const struct nvq_queue *q)
 	return (st & NVQ_CQE_PHASE) == (pos >> 16);
 }
 
-unsigned int nvq_queue_posted_cids(const struct nvq_queue *q, uint16_t *cids,
-				   unsigned int max)
+int nvq_queue_posted_cids(struct nvq_queue *q, uint16_t *cids, unsigned int max,
+			  bool stopped)
 {
-	uint32_t pos = __atomic_load_n(&q->cq_pos, __ATOMIC_ACQUIRE);
-	uint32_t head = pos & 0xffff, phase = pos >> 16;
+	uint32_t pos, head, phase;
 	unsigned int n = 0, seen;
 
-	if (head >= q->cq_depth)
-		return 0;
+	/*
+	 * Entries between the head and the first stale one are the device's
+	 * and not yet released to it, so it does not rewrite them - as long
+	 * as the head does not move meanwhile: hold cq_lock. An exclusive
+	 * queue's reaper takes no lock; unless the device is stopped, there
+	 * is no telling, and the caller must do without the list.
+	 */
+	if (!q->cq_locked && !stopped)
+		return -EBUSY;
+	if (q->cq_locked)
+		cq_lock(q);
+	pos = __atomic_load_n(&q->cq_pos, __ATOMIC_ACQUIRE);
+	head = pos & 0xffff;
+	phase = pos >> 16;
 	/* At most one lap: a CQ never holds more than depth - 1 entries. */
-	for (seen = 0; seen < q->cq_depth && n < max; seen++) {
+	for (seen = 0; head < q->cq_depth && seen < q->cq_depth && n < max;
+	     seen++) {
 		const struct nvq_cqe *cqe = &q->cq[head];
 		uint16_t st = __atomic_load_n(&cqe->status, __ATOMIC_ACQUIRE);
 
@@ -381,7 +393,9 @@ unsigned int nvq_queue_posted_cids(const struct nvq_queue *q, uint16_t *cids,
 			phase ^= 1;
 		}
 	}
-	return n;
+	if (q->cq_locked)
+		cq_unlock(q);
+	return (int)n;
 }
 
 bool nvq_queue_irq_pending(const struct nvq_queue *q)

@@ -247,11 +247,12 @@ void nvq_queue_ring(struct nvq_queue *q);
 int nvq_queue_reap(struct nvq_queue *q, unsigned int max);
 
 /*
- * The command ids of the CQEs waiting in @q's CQ, from its head (a
- * lock-free look, for recovery once the device is stopped); up to @max.
+ * The command ids of the CQEs waiting in @q's CQ, from its head, up to
+ * @max; under cq_lock. For an exclusive queue (no cq_lock) only when the
+ * device is @stopped (it writes no more CQEs), else -EBUSY.
  */
-unsigned int nvq_queue_posted_cids(const struct nvq_queue *q, uint16_t *cids,
-				   unsigned int max);
+int nvq_queue_posted_cids(struct nvq_queue *q, uint16_t *cids, unsigned int max,
+			  bool stopped);
 
 /* Whether @q's interrupt eventfd is signalled (nobody consumed it yet). */
 bool nvq_queue_irq_pending(const struct nvq_queue *q);
