@@ -211,36 +211,47 @@ static unsigned int pass(struct nvq_emu *c)
 	return work;
 }
 
+unsigned int emu_service(struct nvq_emu *c, bool *events)
+{
+	uint64_t gen;
+	uint32_t ev;
+
+	*events = false;
+	if (emu_iommu_sync(&c->iommu, &gen)) {
+		if (!emu_queues_remap(c) && !c->fatal)
+			emu_fatal(c, "queue memory unmapped");
+		emu_iommu_ack(&c->iommu, gen);
+		*events = true;
+	}
+	ev = __atomic_exchange_n(&c->cc_events, 0, __ATOMIC_ACQ_REL);
+	if (ev) {
+		emu_cc_events(c, ev);
+		*events = true;
+	}
+	if (emu_unlikely(__atomic_load_n(&c->fault_kick, __ATOMIC_RELAXED)) &&
+	    __atomic_exchange_n(&c->fault_kick, 0, __ATOMIC_ACQ_REL))
+		emu_fault_now(c);
+	/* Not on a fatal controller: its rings may be gone. */
+	if (__atomic_load_n(&c->bad_db_reg, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&c->bad_db_reg, 0, __ATOMIC_ACQ_REL) &&
+	    c->ready && !c->fatal)
+		emu_aer_raise(c, NVQ_AER_ERROR, 0x00, NVQ_LOG_ERROR);
+	if (c->enabled && !c->ready)
+		emu_poll_ready(c);
+	if (c->shn_pending && (!c->ready || c->fatal))
+		finish_shutdown(c);
+	if (!c->ready || c->fatal)
+		return 0;
+	return pass(c);
+}
+
 static void *device_main(void *arg)
 {
 	struct nvq_emu *c = arg;
+	bool events;
 
 	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
-		uint64_t gen;
-		uint32_t ev;
-
-		if (emu_iommu_sync(&c->iommu, &gen)) {
-			if (!emu_queues_remap(c) && !c->fatal)
-				emu_fatal(c, "queue memory unmapped");
-			emu_iommu_ack(&c->iommu, gen);
-		}
-		ev = __atomic_exchange_n(&c->cc_events, 0, __ATOMIC_ACQ_REL);
-		if (ev)
-			emu_cc_events(c, ev);
-		if (emu_unlikely(__atomic_load_n(&c->fault_kick,
-						 __ATOMIC_RELAXED)) &&
-		    __atomic_exchange_n(&c->fault_kick, 0, __ATOMIC_ACQ_REL))
-			emu_fault_now(c);
-		/* Not on a fatal controller: its rings may be gone. */
-		if (__atomic_load_n(&c->bad_db_reg, __ATOMIC_RELAXED) &&
-		    __atomic_exchange_n(&c->bad_db_reg, 0, __ATOMIC_ACQ_REL) &&
-		    c->ready && !c->fatal)
-			emu_aer_raise(c, NVQ_AER_ERROR, 0x00, NVQ_LOG_ERROR);
-		if (c->enabled && !c->ready)
-			emu_poll_ready(c);
-		if (c->shn_pending && (!c->ready || c->fatal))
-			finish_shutdown(c);
-		if (c->ready && !c->fatal && pass(c)) {
+		if (emu_service(c, &events)) {
 			c->idle_start = 0;
 			continue;
 		}

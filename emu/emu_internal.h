@@ -376,6 +376,15 @@ static inline void emu_store_sc(uint32_t *p, uint32_t v)
 
 /* Host side: wake the device thread if it sleeps (cheap when it does not). */
 void emu_kick(struct nvq_emu *c);
+
+/*
+ * One turn of the device loop without its sleep (device.c): what the
+ * device thread does each time round, and what a harness that runs the
+ * device on its own thread (tests/fuzz) calls. Returns the commands and
+ * completions processed; *@events says whether a register or IOMMU event
+ * was handled.
+ */
+unsigned int emu_service(struct nvq_emu *c, bool *events);
 /* Device thread: update CSTS (the only writer). */
 void emu_set_csts(struct nvq_emu *c, uint32_t set, uint32_t clear);
 /* Device thread: controller fatal status; queues stop until a reset. */

@@ -19,9 +19,9 @@
  * run here, synchronously, after every host operation: an input then
  * always does the same thing (a crash reproduces), no CPU is spent on
  * a second thread, and a device loop that never ends is a libFuzzer
- * timeout on the input that caused it. dev_pass() mirrors device_main()
- * and pass() in emu/device.c (fault injection left out: no fault is ever
- * armed here); keep it in step with them.
+ * timeout on the input that caused it. dev_pass() is one turn of the
+ * device thread's own loop (emu_service(), emu/device.c), so the fuzzed
+ * device is the real one.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -119,53 +119,9 @@ static void finish_shutdown(struct nvq_emu *c)
 /* One turn of device_main()'s loop; true when it did any work. */
 static bool dev_pass(struct nvq_emu *c)
 {
-	unsigned int work = 0;
-	struct emu_cmd *cmd;
-	uint64_t gen;
-	uint32_t ev;
+	bool events;
 
-	if (emu_iommu_sync(&c->iommu, &gen)) {
-		if (!emu_queues_remap(c) && !c->fatal)
-			emu_fatal(c, "queue memory unmapped");
-		emu_iommu_ack(&c->iommu, gen);
-		work++;
-	}
-	ev = __atomic_exchange_n(&c->cc_events, 0, __ATOMIC_ACQ_REL);
-	if (ev) {
-		emu_cc_events(c, ev);
-		work++;
-	}
-	/*
-	 * As device_main(): not on a fatal controller, whose rings may be
-	 * gone (tests/fuzz/crashes/emu-aer-after-cfs-unmapped-cq was the
-	 * crash when it did).
-	 */
-	if (__atomic_exchange_n(&c->bad_db_reg, 0, __ATOMIC_ACQ_REL) &&
-	    c->ready && !c->fatal)
-		emu_aer_raise(c, NVQ_AER_ERROR, 0x00, NVQ_LOG_ERROR);
-	if (c->enabled && !c->ready)
-		emu_poll_ready(c);
-	if (c->shn_pending && (!c->ready || c->fatal))
-		finish_shutdown(c);
-	if (!c->ready || c->fatal)
-		return work;
-	/* pass() */
-	if (c->heap_n) {
-		uint64_t now = emu_now();
-
-		while ((cmd = emu_heap_pop_due(c, now))) {
-			emu_cmd_done(c, cmd);
-			work++;
-		}
-	}
-	if (c->ovf_cqs)
-		work += emu_flush_overflow(c);
-	if (!c->shut)
-		work += emu_fetch(c);
-	emu_irq_flush(c);
-	if (c->shn_pending && !c->heap_n)
-		finish_shutdown(c);
-	return work;
+	return emu_service(c, &events) || events;
 }
 
 static void settle(struct fz *f, unsigned int passes)
