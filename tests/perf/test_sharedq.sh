@@ -33,10 +33,15 @@ for d in ("read", "write"):
     if not j[d]["total_ios"]:
         continue
     dev, host, clat = j[d]["device_ns"], j[d]["host_ns"], j[d]["clat_ns"]
-    # Every measured I/O got a usable stamp; the halves add up to clat.
+    lat = j[d]["lat_ns"]
+    # Every measured I/O got a usable stamp. Per I/O, host + device is
+    # clat, or host alone when the CQE was posted before the submit call
+    # returned (device time 0; frequent on a loaded machine), and host
+    # never exceeds the whole latency: so clat <= host + dev <= lat.
     assert dev["N"] == host["N"] == j[d]["total_ios"], (dev, host)
-    assert abs(dev["mean"] + host["mean"] - clat["mean"]) <= \
-        0.01 * clat["mean"] + 1000, (dev, host, clat)
+    tol = 0.01 * clat["mean"] + 1000
+    assert clat["mean"] - tol <= dev["mean"] + host["mean"] <= \
+        lat["mean"] + tol, (dev, host, clat, lat)
 PY
 		echo "FAIL: nvq-perf --lock $lock $*" >&2
 		fail=1
