@@ -244,4 +244,6 @@ void perf_cpu_snapshot(struct perf_cpu_snap *s)
 		    (uint64_t)ru.ru_stime.tv_usec * 1000;
 	s->vctx = (uint64_t)ru.ru_nvcsw;
 	s->ivctx = (uint64_t)ru.ru_nivcsw;
+	s->majflt = (uint64_t)ru.ru_majflt;
+	s->minflt = (uint64_t)ru.ru_minflt;
 }

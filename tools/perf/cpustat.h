@@ -54,6 +54,8 @@ struct perf_cpu_snap {
 	uint64_t sys_ns;
 	uint64_t vctx; /* voluntary context switches */
 	uint64_t ivctx; /* involuntary */
+	uint64_t majflt; /* page faults that needed I/O */
+	uint64_t minflt; /* page faults that did not */
 };
 /* Read the process's CPU time (all threads) now. */
 void perf_cpu_snapshot(struct perf_cpu_snap *s);

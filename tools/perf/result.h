@@ -71,6 +71,8 @@ struct perf_result {
 	uint64_t wall_ns;
 	double usr_pct, sys_pct;
 	uint64_t ctx_switches;
+	uint64_t majflt,
+		minflt; /* page faults during the run (fio's majf/minf) */
 	bool have_idle;
 	struct perf_idle idle;
 

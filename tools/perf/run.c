@@ -371,6 +371,8 @@ static void monitor_run(struct monitor *m, const struct perf_phase *ph,
 			       (double)res->wall_ns;
 	}
 	res->ctx_switches = (cpu1.vctx - cpu0.vctx) + (cpu1.ivctx - cpu0.ivctx);
+	res->majflt = cpu1.majflt - cpu0.majflt;
+	res->minflt = cpu1.minflt - cpu0.minflt;
 	for (unsigned int d = 0; d <= PERF_NR_DIRS; d++) {
 		rate_done(&m->bw[d], &res->bw[d]);
 		rate_done(&m->iops[d], &res->iops[d]);
