@@ -104,6 +104,11 @@ static const struct nvq_transport_ops emu_ops = {
 	.irq_cpu = emu_irq_cpu,
 };
 
+struct nvq_emu *nvq_emu_transport_device(struct nvq_transport *t)
+{
+	return t && t->ops == &emu_ops ? to_emu(t) : NULL;
+}
+
 int nvq_emu_transport_open(const char *params, struct nvq_transport **out)
 {
 	struct nvq_emu_params p;

@@ -74,6 +74,13 @@ int nvq_emu_transport_open(const char *params, struct nvq_transport **t);
 int nvq_vfio_transport_open(const char *params, struct nvq_transport **t);
 
 /*
+ * The emulated device behind an "emu:" transport, NULL for any other: for
+ * tests that arm faults on the device (emu/emu.h) at a precise moment.
+ */
+struct nvq_emu;
+struct nvq_emu *nvq_emu_transport_device(struct nvq_transport *t);
+
+/*
  * For tests (static archive only): URIs "test:PARAMS" open a transport
  * through @open (NULL: the scheme is unknown again), so that a test can put
  * a scripted fake device behind nvq_open() without symbol interposition.

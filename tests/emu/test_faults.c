@@ -16,123 +16,18 @@
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "emu.h"
 #include "harness.h"
 
-/* ------------------------------------------------------------------ */
-/* A transport that keeps the device pointer                           */
-/* ------------------------------------------------------------------ */
-
-struct ft {
-	struct nvq_transport t;
-	struct nvq_emu *emu;
-};
-
-static struct nvq_emu *E(struct nvq_transport *t)
-{
-	return ((struct ft *)t)->emu;
-}
-
-static void ft_close(struct nvq_transport *t)
-{
-	nvq_emu_destroy(E(t));
-	free(t);
-}
-
-static uint32_t ft_rd32(struct nvq_transport *t, uint32_t off)
-{
-	return nvq_emu_reg_read32(E(t), off);
-}
-
-static uint64_t ft_rd64(struct nvq_transport *t, uint32_t off)
-{
-	return nvq_emu_reg_read64(E(t), off);
-}
-
-static void ft_wr32(struct nvq_transport *t, uint32_t off, uint32_t v)
-{
-	nvq_emu_reg_write32(E(t), off, v);
-}
-
-static void ft_wr64(struct nvq_transport *t, uint32_t off, uint64_t v)
-{
-	nvq_emu_reg_write64(E(t), off, v);
-}
-
-static void ft_db(struct nvq_transport *t, uint32_t off, uint32_t v)
-{
-	nvq_emu_db_write(E(t), off, v);
-}
-
-static int ft_map(struct nvq_transport *t, void *va, size_t len, uint64_t *iova)
-{
-	return nvq_emu_dma_map(E(t), va, len, iova);
-}
-
-static int ft_unmap(struct nvq_transport *t, void *va, size_t len)
-{
-	return nvq_emu_dma_unmap(E(t), va, len);
-}
-
-static int ft_irq_fd(struct nvq_transport *t, unsigned int v)
-{
-	return nvq_emu_irq_fd(E(t), v);
-}
-
-static int ft_irq_cpu(struct nvq_transport *t, unsigned int v)
-{
-	(void)t;
-	(void)v;
-	return -1;
-}
-
-static const struct nvq_transport_ops ft_ops = {
-	.name = "emu",
-	.close = ft_close,
-	.reg_read32 = ft_rd32,
-	.reg_read64 = ft_rd64,
-	.reg_write32 = ft_wr32,
-	.reg_write64 = ft_wr64,
-	.db_write = ft_db,
-	.dma_map = ft_map,
-	.dma_unmap = ft_unmap,
-	.irq_fd = ft_irq_fd,
-	.irq_cpu = ft_irq_cpu,
-};
-
-#define ARENA (16u << 20)
-
-/* h_open() with the device at *@emu. */
+/* h_open() with the device at *@emu, to arm faults on it directly. */
 static struct h *f_open(const char *params, struct nvq_emu **emu)
 {
-	struct nvq_emu_params p;
-	struct h *h = calloc(1, sizeof(*h));
-	struct ft *t = calloc(1, sizeof(*t));
-	void *a;
+	struct h *h = h_open(params);
 
-	CHECK(h && t);
-	if (nvq_emu_params_parse(params, &p) || nvq_emu_create(&p, &t->emu)) {
-		fprintf(stderr, "'%s': %s\n", params, nvq_emu_errmsg());
-		CHECK(0);
-	}
-	t->t.ops = &ft_ops;
-	t->t.nr_vectors = nvq_emu_nr_vectors(t->emu);
-	h->t = &t->t;
-	h->ops = &ft_ops;
-	h->cap = ft_rd64(h->t, NVQ_REG_CAP);
-	h->dstrd = NVQ_CAP_DSTRD(h->cap);
-	a = mmap(NULL, ARENA, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECK(a != MAP_FAILED);
-	h->arena = a;
-	h->arena_len = ARENA;
-	CHECK_OK(ft_map(h->t, a, ARENA, &h->arena_iova));
-	h->aq.sq = h_alloc(h, 4096 * 64, &h->aq.sq_iova);
-	h->aq.cq = h_alloc(h, 4096 * 16, &h->aq.cq_iova);
-	*emu = t->emu;
+	*emu = nvq_emu_transport_device(h->t);
+	CHECK(*emu != NULL);
 	return h;
 }
 
