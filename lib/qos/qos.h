@@ -193,14 +193,6 @@ const char *nvq_qos_be_status(void);
 const char *nvq_qos_be_root(void);
 
 /*
- * The library's sysfs reader (nvq_sysfs_read()), under the name the QoS
- * tests read the files they check with.
- */
-static inline int nvq_qos_read_text(const char *path, char *buf, size_t size)
-{
-	return nvq_sysfs_read(path, buf, size);
-}
-/*
  * A SIGINT/SIGTERM restore ran and the application's own handler got the
  * signal: true once per such signal, with its CLOCK_MONOTONIC time; from
  * then on limits may be placed again.

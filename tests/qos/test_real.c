@@ -25,7 +25,7 @@ static const char *cpu0_value(void)
 {
 	static char buf[32];
 
-	CHECK(nvq_qos_read_text(CPU0, buf, sizeof(buf)) >= 0);
+	CHECK(nvq_sysfs_read(CPU0, buf, sizeof(buf)) >= 0);
 	return buf;
 }
 
@@ -163,7 +163,7 @@ int main(void)
 
 	if (geteuid() != 0)
 		SKIP("needs root to write %s", CPU0);
-	if (nvq_qos_read_text(CPU0, orig, sizeof(orig)) < 0)
+	if (nvq_sysfs_read(CPU0, orig, sizeof(orig)) < 0)
 		SKIP("%s not present", CPU0);
 	orig_len = strlen(orig);
 	printf("cpu0 resume latency before: \"%s\"\n", orig);

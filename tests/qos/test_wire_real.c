@@ -29,7 +29,7 @@ static const char *value(int cpu)
 {
 	static char buf[32];
 
-	CHECK(nvq_qos_read_text(path[cpu], buf, sizeof(buf)) >= 0);
+	CHECK(nvq_sysfs_read(path[cpu], buf, sizeof(buf)) >= 0);
 	return buf;
 }
 
@@ -102,8 +102,7 @@ int main(void)
 	ncpus = wire_ncpus() < MAX_CPUS ? wire_ncpus() : MAX_CPUS;
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		snprintf(path[cpu], sizeof(path[cpu]), FILE_FMT, cpu);
-		if (nvq_qos_read_text(path[cpu], orig[cpu], sizeof(orig[cpu])) <
-		    0)
+		if (nvq_sysfs_read(path[cpu], orig[cpu], sizeof(orig[cpu])) < 0)
 			SKIP("%s not present", path[cpu]);
 		orig_len[cpu] = strlen(orig[cpu]);
 		printf("cpu%d resume latency before: \"%s\"\n", cpu, orig[cpu]);
