@@ -70,12 +70,6 @@
 #define TERMINATE_GRACE_MS 50
 /* Longest sleep in nvq_wait() before a look at td->terminate. */
 #define WAIT_SLICE_MS 20
-/* Most a command timeout may be (the library's limit: one hour). */
-#define TIMEOUT_MS_MAX 3600000
-/* What 0 means (nvq.h, struct nvq_opts), for a controller opened with
- * other values whose next job wants the defaults back. */
-#define LIB_IO_TIMEOUT_MS 30000
-#define LIB_ADMIN_TIMEOUT_MS 60000
 
 /* Per-job options (td->eo). */
 struct nvq_fio_options {
@@ -537,9 +531,9 @@ static int dev_get(struct thread_data *td, const char *uri, bool probe,
 	/* what 0 means, read back now that no option overrides it */
 	nvq_ctrl_timeouts(d->ctrl, &d->def_io_ms, &d->def_admin_ms);
 	if (o->io_timeout_ms)
-		d->def_io_ms = LIB_IO_TIMEOUT_MS;
+		d->def_io_ms = NVQ_IO_TIMEOUT_MS_DEFAULT;
 	if (o->admin_timeout_ms)
-		d->def_admin_ms = LIB_ADMIN_TIMEOUT_MS;
+		d->def_admin_ms = NVQ_ADMIN_TIMEOUT_MS_DEFAULT;
 	qos_report(d);
 	d->nr_queues = nvq_ctrl_queue_count(d->ctrl);
 	d->users = calloc(d->nr_queues ? d->nr_queues : 1, sizeof(*d->users));
@@ -1658,7 +1652,7 @@ static int parse_cpu_lat_limit(void *data, const char *s)
 }
 
 /*
- * A command timeout: decimal or 0x hex milliseconds, 0..TIMEOUT_MS_MAX,
+ * A command timeout: decimal or 0x hex milliseconds, 0..NVQ_TIMEOUT_MS_MAX,
  * nothing else (fio's own integer parser takes "-1" and suffixes).
  */
 static int parse_timeout(const char *name, const char *s, unsigned int *out)
@@ -1685,7 +1679,7 @@ static int parse_timeout(const char *name, const char *s, unsigned int *out)
 		else
 			goto bad;
 		v = v * base + d;
-		if (v > TIMEOUT_MS_MAX)
+		if (v > NVQ_TIMEOUT_MS_MAX)
 			goto bad;
 	}
 	*out = (unsigned int)v;
@@ -1693,7 +1687,7 @@ static int parse_timeout(const char *name, const char *s, unsigned int *out)
 bad:
 	log_err("nvq: %s: '%s' is not a timeout in milliseconds (0 for the "
 		"default, up to %d)\n",
-		name, s ? s : "", TIMEOUT_MS_MAX);
+		name, s ? s : "", NVQ_TIMEOUT_MS_MAX);
 	return 1;
 }
 
@@ -1823,7 +1817,7 @@ static struct fio_option options[] = {
 		.cb = parse_io_timeout,
 		.help = "Milliseconds an I/O command may take before the "
 			"driver recovers (abort, reset); 0: the library's "
-			"default, " STR(LIB_IO_TIMEOUT_MS),
+			"default, " STR(NVQ_IO_TIMEOUT_MS_DEFAULT),
 		.def = "0",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
@@ -1836,7 +1830,7 @@ static struct fio_option options[] = {
 		.cb = parse_admin_timeout,
 		.help = "Milliseconds an admin command may take before the "
 			"driver resets the controller; 0: the library's "
-			"default, " STR(LIB_ADMIN_TIMEOUT_MS),
+			"default, " STR(NVQ_ADMIN_TIMEOUT_MS_DEFAULT),
 		.def = "0",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,

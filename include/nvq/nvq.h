@@ -106,6 +106,12 @@ struct nvq_opts {
 #define NVQ_OPTS_SIZE_VER1 32u
 #define NVQ_OPTS_SIZE_VER2 36u
 
+/* Command timeouts: what 0 means (Linux's io_timeout and admin_timeout), and
+ * the longest nvq takes (one hour). */
+#define NVQ_IO_TIMEOUT_MS_DEFAULT 30000u
+#define NVQ_ADMIN_TIMEOUT_MS_DEFAULT 60000u
+#define NVQ_TIMEOUT_MS_MAX 3600000u
+
 /**
  * nvq_opts_init_size() - Fill options of a given size with the defaults.
  * @opts: the options to fill.

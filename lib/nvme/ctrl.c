@@ -536,9 +536,10 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 	 * controller whose CAP.TO is longer gets that. */
 	c->admin_timeout_ms = c->opts.admin_timeout_ms ?
 				      c->opts.admin_timeout_ms :
-				      MAX(cap_timeout_ms(c->cap), 60000u);
+				      MAX(cap_timeout_ms(c->cap),
+					  NVQ_ADMIN_TIMEOUT_MS_DEFAULT);
 	c->io_timeout_ms = c->opts.io_timeout_ms ? c->opts.io_timeout_ms :
-						   30000u;
+						   NVQ_IO_TIMEOUT_MS_DEFAULT;
 	c->admin_owns_vec0 = true;
 	rc = check_cap(c);
 	if (!rc)

@@ -29,9 +29,6 @@
 /* Per-command transfer cap when MDTS is 0 or larger (NVQ_PRP_MAX_LISTS). */
 #define NVQ_MAX_XFER (2u << 20)
 
-/* The longest command timeout nvq takes: one hour. */
-#define NVQ_TIMEOUT_MS_MAX 3600000u
-
 /* Bytes of bring-up notes kept per controller. */
 #define NVQ_NOTES_LEN 512
 

@@ -128,7 +128,7 @@ static int timeout_arg(const struct cmd *c, const struct option_def *o,
 {
 	char name[48];
 	uint64_t v;
-	int ret = num_arg(c, o, s, TIMEOUT_MS_MAX, &v);
+	int ret = num_arg(c, o, s, NVQ_TIMEOUT_MS_MAX, &v);
 
 	if (ret)
 		return ret;

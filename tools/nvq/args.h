@@ -26,7 +26,6 @@ enum {
 };
 
 /* Most a command timeout may be (the library's limit: one hour). */
-#define TIMEOUT_MS_MAX 3600000u
 
 struct cmd;
 

@@ -476,7 +476,7 @@ static int set_timeout(const struct option_def *d, struct perf_opts *o,
 		       size_t errlen)
 {
 	uint64_t v;
-	int rc = set_uint(d, val, 1, PERF_TIMEOUT_MS_MAX, &v, err, errlen);
+	int rc = set_uint(d, val, 1, NVQ_TIMEOUT_MS_MAX, &v, err, errlen);
 
 	if (rc)
 		return rc;

@@ -129,7 +129,6 @@ int perf_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
  * (up to NVQ_QOS_LIMIT_MAX); NVQ_QOS_OFF / NVQ_QOS_AUTO / N in *@us. */
 int perf_parse_cpu_lat(const char *s, int *us);
 /* Most a command timeout may be (the library's limit: one hour). */
-#define PERF_TIMEOUT_MS_MAX 3600000u
 /* The --cpu-lat-limit-us spelling of @us ("off", "auto", "0", "50"). */
 const char *perf_cpu_lat_name(int us, char *buf, size_t len);
 
