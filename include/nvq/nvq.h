@@ -316,6 +316,26 @@ static inline int nvq_ctrl_stats(const struct nvq_ctrl *ctrl,
 }
 
 /**
+ * nvq_ctrl_reset() - Reset the controller and carry on.
+ * @ctrl: the controller.
+ *
+ * What the driver itself does when a command times out after its Abort,
+ * an admin command times out or the controller reports fatal status: the
+ * I/O queues are quiesced (submissions wait, reapers of exclusive queues
+ * find nothing), the controller is disabled and initialised again, the
+ * I/O queues are created again with their layout and what was in flight
+ * is submitted again (at most 5 times per command; completions the
+ * device had already posted keep their status). Queue handles stay valid
+ * and every callback runs once. When the reset fails the controller is
+ * failed: every command then completes with an error and nvq_close() is
+ * the way out. Not from a completion callback of a thread mode queue.
+ *
+ * Return: 0 when the controller works again; -EINVAL for a NULL @ctrl,
+ * the controller's errno once it failed, or the reset's error.
+ */
+int nvq_ctrl_reset(struct nvq_ctrl *ctrl);
+
+/**
  * struct nvq_ns_info - What nvq_ns_info() tells about a namespace.
  * @nsid: the namespace id.
  * @nlba: NSZE: size in logical blocks.

@@ -14,6 +14,8 @@
 #include "ctrl.h"
 #include "internal.h"
 
+__thread bool nvq_admin_in_reset;
+
 static const char *admin_name(uint8_t opc)
 {
 	switch (opc) {
@@ -44,6 +46,12 @@ static const char *admin_name(uint8_t opc)
 	default:
 		return "admin command";
 	}
+}
+
+static void admin_unlock(struct nvq_ctrl *c)
+{
+	if (!nvq_admin_in_reset)
+		pthread_mutex_unlock(&c->admin_lock);
 }
 
 static void admin_done(void *arg, const struct nvq_cpl *cpl)
@@ -88,6 +96,11 @@ static int admin_wait(struct nvq_ctrl *c, struct nvq_admin_ctx *ctx)
 		if (rc)
 			return nvq_err(rc, "the controller failed: %s",
 				       c->fail_msg);
+		/* A reset empties the admin queue: this one is lost. */
+		if (!nvq_admin_in_reset &&
+		    __atomic_load_n(&c->resetting, __ATOMIC_ACQUIRE))
+			return nvq_err(-EIO,
+				       "aborted by a reset of the controller");
 		if (round++ < 32) {
 			sched_yield();
 			continue;
@@ -114,12 +127,15 @@ int nvq_ctrl_admin(struct nvq_ctrl *c, struct nvq_sqe *sqe, void **bufp,
 	void *buf = bufp ? *bufp : NULL;
 	struct nvq_admin_ctx *ctx = NULL;
 	uint8_t opc = sqe->opcode;
+	struct nvq_cpl cpl;
 	unsigned int i;
 	int rc;
 
 	if (status)
 		*status = 0;
-	pthread_mutex_lock(&c->admin_lock);
+	/* A reset holds admin_lock while it runs: others wait for it. */
+	if (!nvq_admin_in_reset)
+		pthread_mutex_lock(&c->admin_lock);
 	for (i = 0; i < NVQ_ADMIN_DEPTH; i++) {
 		if (!c->actx[i].busy) {
 			ctx = &c->actx[i];
@@ -127,7 +143,7 @@ int nvq_ctrl_admin(struct nvq_ctrl *c, struct nvq_sqe *sqe, void **bufp,
 		}
 	}
 	if (!ctx) {
-		pthread_mutex_unlock(&c->admin_lock);
+		admin_unlock(c);
 		return nvq_err(
 			-EBUSY,
 			"%s: every admin slot is held by a timed-out command",
@@ -141,7 +157,7 @@ int nvq_ctrl_admin(struct nvq_ctrl *c, struct nvq_sqe *sqe, void **bufp,
 	rc = c->ops->admin_submit(c, sqe, buf, len, admin_done, ctx);
 	if (rc) {
 		ctx->busy = false;
-		pthread_mutex_unlock(&c->admin_lock);
+		admin_unlock(c);
 		if (rc == -ENODEV)
 			return nvq_err(rc, "%s: no admin queue",
 				       admin_name(opc));
@@ -165,7 +181,18 @@ int nvq_ctrl_admin(struct nvq_ctrl *c, struct nvq_sqe *sqe, void **bufp,
 		ctx->buf = buf;
 		if (bufp)
 			*bufp = NULL;
-		pthread_mutex_unlock(&c->admin_lock);
+		admin_unlock(c);
+		/*
+		 * An admin command that times out means the controller
+		 * needs a reset, as nvme_timeout() decides for the admin
+		 * queue (the reset's own commands fail the reset instead).
+		 * Not an Asynchronous Event Request: the device holds it
+		 * until an event, and a timeout there is no fault.
+		 */
+		if (rc == -ETIMEDOUT && !nvq_admin_in_reset &&
+		    opc != nvq_admin_async_event)
+			nvq_ctrl_request_reset(c, -EIO,
+					       "an admin command timed out");
 		if (rc == -ETIMEDOUT)
 			return nvq_err(rc,
 				       "%s (opcode %#x) timed out after %u ms",
@@ -174,16 +201,18 @@ int nvq_ctrl_admin(struct nvq_ctrl *c, struct nvq_sqe *sqe, void **bufp,
 						       __ATOMIC_RELAXED));
 		return rc;
 	}
+	/* Copied while the slot is ours: the next command may take it. */
+	cpl = ctx->cpl;
 	ctx->busy = false;
-	pthread_mutex_unlock(&c->admin_lock);
+	admin_unlock(c);
 	if (result)
-		*result = ctx->cpl.result;
+		*result = cpl.result;
 	if (status)
-		*status = ctx->cpl.status;
-	if (ctx->cpl.err)
-		return nvq_err(ctx->cpl.err, "%s (opcode %#x) failed: %s",
+		*status = cpl.status;
+	if (cpl.err)
+		return nvq_err(cpl.err, "%s (opcode %#x) failed: %s",
 			       admin_name(opc), opc,
-			       nvq_status_str(ctx->cpl.status));
+			       nvq_status_str(cpl.status));
 	return 0;
 }
 

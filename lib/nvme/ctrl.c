@@ -122,14 +122,10 @@ int nvq_ctrl_disable(struct nvq_ctrl *c)
 			 "disabling the controller (CC.EN=0)");
 }
 
-static int enable(struct nvq_ctrl *c)
+int nvq_ctrl_enable(struct nvq_ctrl *c)
 {
 	uint32_t cc;
-	int rc;
 
-	rc = c->ops->admin_queue_create(c);
-	if (rc)
-		return rc;
 	/* As Linux does: 110b whenever the controller has I/O Command Sets;
 	 * nvq_ctrl_scan_namespaces() then keeps the NVM ones. */
 	cc = NVQ_CC_EN | (c->iocss ? CC_CSS_ALL : NVQ_CC_CSS_NVM) |
@@ -545,7 +541,9 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 	if (!rc)
 		rc = nvq_ctrl_disable(c);
 	if (!rc)
-		rc = enable(c);
+		rc = c->ops->admin_queue_create(c);
+	if (!rc)
+		rc = nvq_ctrl_enable(c);
 	if (!rc)
 		rc = identify_ctrl(c);
 	if (!rc)

@@ -84,6 +84,18 @@ struct nvq_ctrl_ops {
 	 * interrupts and completion threads); notes go to @notes. */
 	int (*io_queues_create)(struct nvq_ctrl *c, uint32_t depth, char *notes,
 				size_t notes_len);
+	/*
+	 * Controller reset (reset.c), with the device disabled: cancel what
+	 * the admin queue held, empty its rings and give them to the
+	 * controller again (before CC.EN is set).
+	 */
+	int (*admin_queue_reinit)(struct nvq_ctrl *c);
+	/*
+	 * ... and once it is enabled again: re-create the I/O queues with
+	 * their layout (rings, vectors, shadow doorbells), the gates closed,
+	 * then post what stayed in flight again (nvq_queue_restart()).
+	 */
+	int (*io_queues_recreate)(struct nvq_ctrl *c);
 	/* Stop completion threads: no I/O callback runs afterwards. */
 	void (*quiesce)(struct nvq_ctrl *c);
 	/* Delete the I/O queues on a device that is @alive; returns whether
@@ -170,7 +182,13 @@ struct nvq_ctrl {
 	bool wd_init, wd_running, wd_stop;
 	uint16_t *wd_cids; /* the watchdog's scratch: CIDs posted in a CQ */
 	int failed; /* atomic: the errno every command gets once failed */
-	char fail_msg[128];
+	char fail_msg[256];
+	/* Reset (reset.c): in progress, asked for, finished (generation). */
+	int resetting; /* atomic */
+	int reset_req; /* atomic, under wd_lock: the errno of the cause */
+	char reset_why[128]; /* under wd_lock */
+	uint64_t reset_gen; /* under wd_lock: resets finished */
+	int reset_rc; /* under wd_lock: the outcome of the last one */
 	struct {
 		uint64_t timeouts, lost_interrupts, aborts, resets, retries;
 		uint64_t failed;
@@ -219,8 +237,37 @@ void nvq_note(char *buf, size_t size, const char *fmt, ...)
 int nvq_watchdog_start(struct nvq_ctrl *ctrl);
 void nvq_watchdog_stop(struct nvq_ctrl *ctrl);
 
+/*
+ * Ask the watchdog to reset the controller (reset.c); @err is what the
+ * commands get that a reset cannot retry. Any thread; a no-op while the
+ * watchdog does not run (bring-up, teardown).
+ */
+void nvq_ctrl_request_reset(struct nvq_ctrl *ctrl, int err, const char *why);
+
+/*
+ * The watchdog's own: reset now (disable, re-initialise, re-create the
+ * queues, retry what was in flight), or, when that fails, fail the
+ * controller. nvq_ctrl_fail(): fail it at once - every command in flight
+ * completes with @err and so does every later submission.
+ */
+int nvq_ctrl_reset_now(struct nvq_ctrl *ctrl, int err, const char *why);
+void nvq_ctrl_fail(struct nvq_ctrl *ctrl, int err, const char *why);
+
+/*
+ * Set while the calling thread is the reset itself: its admin commands
+ * neither take admin_lock (the reset holds it) nor give up because a
+ * reset runs (admin.c).
+ */
+extern __thread bool nvq_admin_in_reset;
+
+/* Times a reset submits one command again before it fails (Linux: 5). */
+#define NVQ_MAX_RETRIES 5
+
 /* CC.EN = 0 and wait for CSTS.RDY = 0 (bounded), ctrl.c. */
 int nvq_ctrl_disable(struct nvq_ctrl *ctrl);
+
+/* CC.EN = 1 with nvq's CC, and wait for CSTS.RDY = 1, ctrl.c. */
+int nvq_ctrl_enable(struct nvq_ctrl *ctrl);
 
 static inline uint32_t nvq_ctrl_reg_read32(struct nvq_ctrl *c, uint32_t off)
 {

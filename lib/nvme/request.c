@@ -133,6 +133,46 @@ unsigned int nvq_req_recover_all(struct nvq_queue *q, int err,
 	return n;
 }
 
+unsigned int nvq_req_reset_collect(struct nvq_queue *q, int err,
+				   unsigned int max_retries, uint64_t *retried,
+				   uint64_t *failed)
+{
+	unsigned int tag, kept = 0, n = 0;
+
+	for (tag = 0; tag < q->nr_tags; tag++) {
+		struct nvq_cmd *cmd = &q->cmds[tag];
+		uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_ACQUIRE);
+		uint32_t cid = st & 0xffff;
+
+		if (!(st & NVQ_CMD_INFLIGHT))
+			continue;
+		if (cmd->retries < max_retries) {
+			/* A fresh start: another Abort before another reset. */
+			cmd->retries++;
+			cmd->tmo = 0;
+			__atomic_fetch_add(retried, 1, __ATOMIC_RELAXED);
+			kept++;
+			continue;
+		}
+		if (!__atomic_compare_exchange_n(&cmd->state, &st, cid, false,
+						 __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		cmd->cpl_err =
+			cmd->tmo == (NVQ_TMO_ABORTED | cid) ? -ETIMEDOUT : err;
+		cmd->cpl_status = 0;
+		cmd->cpl_result = 0;
+		cmd->cpl_dw1 = 0;
+		__atomic_fetch_add(failed, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&cmd->state, NVQ_CMD_RECOVERED | cid,
+				 __ATOMIC_RELEASE);
+		n++;
+	}
+	if (n)
+		__atomic_store_n(&q->recovered, 1, __ATOMIC_RELEASE);
+	return kept;
+}
+
 int nvq_req_deliver_recovered(struct nvq_queue *q)
 {
 	unsigned int tag;

@@ -37,6 +37,7 @@ static inline struct nvq_cmd *nvq_req_take(struct nvq_queue *q, uint32_t tag)
 	}
 	cmd->gen = (uint16_t)gen;
 	cmd->cid = (uint16_t)cid;
+	cmd->retries = 0;
 	cmd->prp.nr = 0;
 	cmd->dsm = NULL;
 	return cmd;
@@ -140,5 +141,17 @@ int nvq_req_deliver_recovered(struct nvq_queue *q);
  */
 unsigned int nvq_req_recover_all(struct nvq_queue *q, int err,
 				 uint64_t *counter);
+
+/*
+ * A reset took the device's commands back (the gate of @q is closed, the
+ * device stopped and its CQ drained): each command still in flight stays
+ * so, to be submitted again by nvq_queue_restart(), while it has been
+ * retried fewer than @max_retries times (*@retried counts those); the rest
+ * complete with @err, or -ETIMEDOUT for a command the watchdog timed out
+ * and aborted (*@failed counts those). Returns how many stay in flight.
+ */
+unsigned int nvq_req_reset_collect(struct nvq_queue *q, int err,
+				   unsigned int max_retries, uint64_t *retried,
+				   uint64_t *failed);
 
 #endif /* NVQ_REQUEST_H */

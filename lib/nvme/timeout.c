@@ -5,24 +5,21 @@
  * watchdog's coarse clock, per batch) and one store per command (its
  * submission tick); no clock is read on the I/O path.
  *
- * Each period the watchdog looks at every in-flight I/O command. One
- * older than the I/O timeout is handled in the order nvme_timeout() uses:
- *   1. the controller is gone (all-ones) or has fatal status (CSTS.CFS):
- *      the controller fails (below);
+ * Each period the watchdog reads CSTS - a controller that is gone
+ * (all-ones) fails, one with fatal status (CSTS.CFS) is reset - and looks
+ * at every in-flight I/O command. One older than the I/O timeout is
+ * handled in the order nvme_timeout() uses:
+ *   1. gone or CSTS.CFS: as above;
  *   2. its queue's CQ holds completions: the command is done, not late;
  *      if the interrupt eventfd is not signalled either, the interrupt
  *      was lost: signal it, so that the reaper wakes, and count a lost
  *      interrupt (once per queue and period; poll mode reaps by itself);
  *   3. first timeout: send Abort for it and give it another timeout;
- *   4. it times out again, or the Abort fails: the controller fails.
- * A controller that fails is disabled (CC.EN = 0, which stops its DMA)
- * unless it is gone, every command it owned completes with -ETIMEDOUT
- * (the timed-out ones) or the failure's errno, and new submissions get
- * that errno at once. The completions are delivered by each queue's own
- * reaper (NVQ_CMD_RECOVERED, request.c), so callbacks run where they
- * always run; the watchdog signals the eventfds so that sleepers wake.
- * Re-initialising a failed controller (reset and resubmission) is not
- * done yet: nvq_close() and a new nvq_open() are the way back.
+ *   4. it times out again, or the Abort fails: reset the controller.
+ * An admin command that times out asks for a reset too (admin.c), and so
+ * does nvq_ctrl_reset(); the watchdog runs them (reset.c), so that only
+ * one thread ever resets. A reset retries what was in flight; one that
+ * fails, and a controller that is gone, fail the controller for good.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -50,40 +47,7 @@ static uint32_t clock_ms(struct nvq_ctrl *c)
 	return (uint32_t)((nvq_now_ns() - c->wd_start_ns) / 1000000ull);
 }
 
-/* Wake whoever reaps @q: a waiter or completion thread on its vector. */
-static void kick(struct nvq_queue *q)
-{
-	uint64_t one = 1;
-
-	if (q->mode != NVQ_MODE_POLL && q->vec && q->vec->fd >= 0 &&
-	    write(q->vec->fd, &one, sizeof(one)) < 0) {
-		/* EAGAIN: the counter is already non-zero, they will wake. */
-	}
-}
-
-static void fail_ctrl(struct nvq_ctrl *c, int err, const char *why)
-{
-	unsigned int i;
-
-	if (__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE))
-		return;
-	snprintf(c->fail_msg, sizeof(c->fail_msg), "%s", why);
-	__atomic_store_n(&c->failed, err, __ATOMIC_RELEASE);
-	for (i = 0; i < c->nr_queues; i++)
-		__atomic_store_n(&c->queues[i]->dead, err, __ATOMIC_RELEASE);
-	/* Stop the device's DMA before its commands' buffers are handed
-	 * back; a gone device does no DMA. */
-	if (err != -ENODEV)
-		nvq_ctrl_disable(c);
-	/* Nothing is left to delete or shut down at close. */
-	c->enabled = false;
-	for (i = 0; i < c->nr_queues; i++) {
-		nvq_req_recover_all(c->queues[i], err, &c->st.failed);
-		kick(c->queues[i]);
-	}
-}
-
-static void send_abort(struct nvq_ctrl *c, struct nvq_queue *q,
+static bool send_abort(struct nvq_ctrl *c, struct nvq_queue *q,
 		       struct nvq_cmd *cmd, uint32_t cid, uint32_t now)
 {
 	uint32_t result = 0;
@@ -96,31 +60,40 @@ static void send_abort(struct nvq_ctrl *c, struct nvq_queue *q,
 	rc = nvq_ctrl_admin_simple(c, nvq_admin_abort_cmd,
 				   (uint32_t)q->qid | cid << 16, 0, 0, 0,
 				   &result);
-	if (rc && !__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE))
-		fail_ctrl(c, -EIO, "Abort of a timed-out command failed");
+	if (!rc)
+		return false;
+	if (!__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE))
+		nvq_ctrl_reset_now(c, -EIO,
+				   "the Abort of a timed-out command failed");
+	return true;
 }
 
-/* One in-flight command older than the timeout. */
-static void timed_out(struct nvq_ctrl *c, struct nvq_queue *q,
+/*
+ * One in-flight command older than the timeout. Returns true when the
+ * controller was reset or failed: the scan starts over next period.
+ */
+static bool timed_out(struct nvq_ctrl *c, struct nvq_queue *q,
 		      struct nvq_cmd *cmd, uint32_t cid, uint32_t now)
 {
 	uint32_t csts = nvq_ctrl_csts(c);
 
 	if (csts == NVQ_REG_GONE32) {
-		fail_ctrl(c, -ENODEV,
-			  "the controller is gone (registers read all-ones)");
-		return;
+		nvq_ctrl_fail(
+			c, -ENODEV,
+			"the controller is gone (registers read all-ones)");
+		return true;
 	}
 	if (csts & NVQ_CSTS_CFS) {
-		fail_ctrl(c, -EIO, "controller fatal status (CSTS.CFS)");
-		return;
+		nvq_ctrl_reset_now(c, -EIO,
+				   "controller fatal status (CSTS.CFS)");
+		return true;
 	}
 	__atomic_fetch_add(&c->st.timeouts, 1, __ATOMIC_RELAXED);
-	if (cmd->tmo != (NVQ_TMO_ABORTED | cid)) {
-		send_abort(c, q, cmd, cid, now);
-		return;
-	}
-	fail_ctrl(c, -ETIMEDOUT, "a command timed out after its Abort");
+	if (cmd->tmo != (NVQ_TMO_ABORTED | cid))
+		return send_abort(c, q, cmd, cid, now);
+	nvq_ctrl_reset_now(c, -ETIMEDOUT,
+			   "a command timed out after its Abort");
+	return true;
 }
 
 /* Whether any in-flight command of @q is older than @tmo. */
@@ -150,7 +123,7 @@ static bool is_posted(const uint16_t *cids, unsigned int n, uint32_t cid)
 	return false;
 }
 
-static void scan_queue(struct nvq_ctrl *c, struct nvq_queue *q, uint32_t now,
+static bool scan_queue(struct nvq_ctrl *c, struct nvq_queue *q, uint32_t now,
 		       uint32_t tmo, uint16_t *cids)
 {
 	unsigned int tag, nr_posted = 0;
@@ -167,7 +140,7 @@ static void scan_queue(struct nvq_ctrl *c, struct nvq_queue *q, uint32_t now,
 		    oldest_late(q, now, tmo)) {
 			__atomic_fetch_add(&c->st.lost_interrupts, 1,
 					   __ATOMIC_RELAXED);
-			kick(q);
+			nvq_queue_wake(q);
 		}
 		/*
 		 * An exclusive queue's CQ cannot be read while its reaper
@@ -175,7 +148,7 @@ static void scan_queue(struct nvq_ctrl *c, struct nvq_queue *q, uint32_t now,
 		 */
 		rc = nvq_queue_posted_cids(q, cids, q->nr_tags, false);
 		if (rc < 0)
-			return;
+			return false;
 		nr_posted = (unsigned int)rc;
 	}
 	for (tag = 0; tag < q->nr_tags; tag++) {
@@ -189,28 +162,51 @@ static void scan_queue(struct nvq_ctrl *c, struct nvq_queue *q, uint32_t now,
 		if ((uint32_t)(now - t) < tmo ||
 		    is_posted(cids, nr_posted, st & 0xffff))
 			continue;
-		timed_out(c, q, cmd, st & 0xffff, now);
-		if (__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE))
-			return;
+		if (timed_out(c, q, cmd, st & 0xffff, now))
+			return true;
 	}
+	return false;
 }
 
 static void scan(struct nvq_ctrl *c, uint32_t now)
 {
 	uint32_t tmo = __atomic_load_n(&c->io_timeout_ms, __ATOMIC_RELAXED);
 	unsigned int i;
+	uint32_t csts;
 
 	if (__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE))
 		return;
-	if (nvq_ctrl_csts(c) == NVQ_REG_GONE32) {
-		fail_ctrl(c, -ENODEV,
-			  "the controller is gone (registers read all-ones)");
+	csts = nvq_ctrl_csts(c);
+	if (csts == NVQ_REG_GONE32) {
+		nvq_ctrl_fail(
+			c, -ENODEV,
+			"the controller is gone (registers read all-ones)");
 		return;
 	}
-	for (i = 0;
-	     i < c->nr_queues && !__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE);
-	     i++)
-		scan_queue(c, c->queues[i], now, tmo, c->wd_cids);
+	if (csts & NVQ_CSTS_CFS) {
+		nvq_ctrl_reset_now(c, -EIO,
+				   "controller fatal status (CSTS.CFS)");
+		return;
+	}
+	for (i = 0; i < c->nr_queues; i++)
+		if (scan_queue(c, c->queues[i], now, tmo, c->wd_cids))
+			return;
+}
+
+/* A reset someone asked for (wd_lock held; dropped while it runs). */
+static void requested_reset(struct nvq_ctrl *c)
+{
+	char why[sizeof(c->reset_why)];
+	int err = c->reset_req, rc;
+
+	memcpy(why, c->reset_why, sizeof(why));
+	pthread_mutex_unlock(&c->wd_lock);
+	rc = nvq_ctrl_reset_now(c, err, why);
+	pthread_mutex_lock(&c->wd_lock);
+	c->reset_req = 0;
+	c->reset_rc = rc;
+	c->reset_gen++;
+	pthread_cond_broadcast(&c->wd_cond);
 }
 
 static void *watchdog_main(void *arg)
@@ -224,9 +220,14 @@ static void *watchdog_main(void *arg)
 				       .tv_nsec = (long)(at % 1000000000ull) };
 		uint32_t now;
 
-		pthread_cond_timedwait(&c->wd_cond, &c->wd_lock, &ts);
+		if (!c->reset_req)
+			pthread_cond_timedwait(&c->wd_cond, &c->wd_lock, &ts);
 		if (c->wd_stop)
 			break;
+		if (c->reset_req) {
+			requested_reset(c);
+			continue;
+		}
 		pthread_mutex_unlock(&c->wd_lock);
 		now = clock_ms(c);
 		__atomic_store_n(&c->wd_clock, now, __ATOMIC_RELAXED);

@@ -77,6 +77,32 @@ static int pcie_admin_queue_create(struct nvq_ctrl *c)
 }
 
 /*
+ * Reset: the device is disabled, so nothing the admin queue held will
+ * complete - cancel it (timed-out commands' buffers are freed by their
+ * callbacks) - and give the controller the same rings, empty, again.
+ */
+static int pcie_admin_queue_reinit(struct nvq_ctrl *c)
+{
+	struct nvq_transport *t = c->t;
+	uint64_t asq_iova, acq_iova;
+
+	if (!c->aq)
+		return nvq_err(-ENODEV, "no admin queue");
+	nvq_queue_cancel(c->aq);
+	nvq_queue_rings_reset(c->aq);
+	if (nvq_mem_iova(c->mem, NULL, c->asq_mem,
+			 NVQ_ADMIN_DEPTH * NVQ_SQE_SIZE, &asq_iova) ||
+	    nvq_mem_iova(c->mem, NULL, c->acq_mem,
+			 NVQ_ADMIN_DEPTH * NVQ_CQE_SIZE, &acq_iova))
+		return nvq_err(-EFAULT, "the admin rings lost their mapping");
+	t->ops->reg_write32(t, NVQ_REG_AQA,
+			    NVQ_AQA(NVQ_ADMIN_DEPTH - 1, NVQ_ADMIN_DEPTH - 1));
+	t->ops->reg_write64(t, NVQ_REG_ASQ, asq_iova);
+	t->ops->reg_write64(t, NVQ_REG_ACQ, acq_iova);
+	return 0;
+}
+
+/*
  * Place one admin command in the admin SQ: a slot, its PRPs for @buf
  * (DMA memory) and the doorbell. -ENODEV without an admin queue, -EBUSY
  * when every slot is taken (by commands that timed out).
@@ -217,6 +243,36 @@ static int setup_vectors(struct nvq_ctrl *c)
 	return 0;
 }
 
+/* Create I/O CQ and SQ @qid on the device, for rings at the given IOVAs. */
+static int create_on_device(struct nvq_ctrl *c, uint16_t qid, uint32_t depth,
+			    unsigned int vec, uint64_t sq_iova,
+			    uint64_t cq_iova)
+{
+	uint32_t cdw11 = NVQ_QUEUE_PHYS_CONTIG | vec << NVQ_CQ_IV_SHIFT;
+	int rc;
+
+	if (c->opts.mode != NVQ_MODE_POLL)
+		cdw11 |= NVQ_CQ_IRQ_ENABLED;
+	rc = nvq_ctrl_admin_simple(c, nvq_admin_create_cq,
+				   (depth - 1) << 16 | qid, cdw11, cq_iova, 0,
+				   NULL);
+	if (rc)
+		return rc;
+	rc = nvq_ctrl_admin_simple(
+		c, nvq_admin_create_sq, (depth - 1) << 16 | qid,
+		NVQ_QUEUE_PHYS_CONTIG | (uint32_t)qid << NVQ_SQ_CQID_SHIFT,
+		sq_iova, 0, NULL);
+	if (rc) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "%s", nvq_errmsg());
+		nvq_ctrl_admin_simple(c, nvq_admin_delete_cq, qid, 0, 0, 0,
+				      NULL);
+		nvq_err(rc, "%s", msg);
+	}
+	return rc;
+}
+
 static int create_queue(struct nvq_ctrl *c, unsigned int i, uint32_t depth)
 {
 	uint16_t qid = (uint16_t)(i + 1);
@@ -240,7 +296,6 @@ static int create_queue(struct nvq_ctrl *c, unsigned int i, uint32_t depth)
 	uint64_t sq_iova, cq_iova;
 	struct nvq_queue *q;
 	void *sq, *cq;
-	uint32_t cdw11;
 	int rc;
 
 	sq = nvq_mem_alloc(c->mem, (size_t)depth * NVQ_SQE_SIZE, node,
@@ -271,27 +326,9 @@ static int create_queue(struct nvq_ctrl *c, unsigned int i, uint32_t depth)
 			goto free_queue;
 	}
 
-	cdw11 = NVQ_QUEUE_PHYS_CONTIG | vec << NVQ_CQ_IV_SHIFT;
-	if (c->opts.mode != NVQ_MODE_POLL)
-		cdw11 |= NVQ_CQ_IRQ_ENABLED;
-	rc = nvq_ctrl_admin_simple(c, nvq_admin_create_cq,
-				   (depth - 1) << 16 | qid, cdw11, cq_iova, 0,
-				   NULL);
+	rc = create_on_device(c, qid, depth, vec, sq_iova, cq_iova);
 	if (rc)
 		goto free_queue;
-	rc = nvq_ctrl_admin_simple(
-		c, nvq_admin_create_sq, (depth - 1) << 16 | qid,
-		NVQ_QUEUE_PHYS_CONTIG | (uint32_t)qid << NVQ_SQ_CQID_SHIFT,
-		sq_iova, 0, NULL);
-	if (rc) {
-		char msg[256];
-
-		snprintf(msg, sizeof(msg), "%s", nvq_errmsg());
-		nvq_ctrl_admin_simple(c, nvq_admin_delete_cq, qid, 0, 0, 0,
-				      NULL);
-		nvq_err(rc, "%s", msg);
-		goto free_queue;
-	}
 	c->queues[i] = q;
 	return 0;
 
@@ -306,6 +343,56 @@ free_rings:
 			nvq_mem_free(c->mem, cq);
 	}
 	return rc;
+}
+
+/*
+ * Reset: the controller is enabled again and knows nothing. Shadow
+ * doorbells first (zeroed: every tail and head starts at 0), then each
+ * queue as it was - same rings, vector and depth - and what stayed in
+ * flight posted again. The gates are closed: nobody else touches a ring.
+ */
+static int pcie_io_queues_recreate(struct nvq_ctrl *c)
+{
+	uint64_t db_iova, ei_iova, sq_iova, cq_iova;
+	unsigned int i;
+	int rc;
+
+	if (c->dbbuf_db) {
+		memset(c->dbbuf_db, 0, NVQ_PAGE_SIZE);
+		memset(c->dbbuf_ei, 0, NVQ_PAGE_SIZE);
+		if (nvq_mem_iova(c->mem, NULL, c->dbbuf_db, NVQ_PAGE_SIZE,
+				 &db_iova) ||
+		    nvq_mem_iova(c->mem, NULL, c->dbbuf_ei, NVQ_PAGE_SIZE,
+				 &ei_iova))
+			return nvq_err(
+				-EFAULT,
+				"the shadow doorbells lost their mapping");
+		rc = nvq_ctrl_admin_simple(c, nvq_admin_dbbuf, 0, 0, db_iova,
+					   ei_iova, NULL);
+		if (rc)
+			return rc;
+	}
+	for (i = 0; i < c->nr_queues; i++) {
+		struct nvq_queue *q = c->queues[i];
+
+		if (nvq_mem_iova(c->mem, NULL, q->sq_mem,
+				 (size_t)q->depth * NVQ_SQE_SIZE, &sq_iova) ||
+		    nvq_mem_iova(c->mem, NULL, q->cq_mem,
+				 (size_t)q->depth * NVQ_CQE_SIZE, &cq_iova))
+			return nvq_err(
+				-EFAULT,
+				"the rings of queue %u lost their mapping",
+				q->qid);
+		/* Empty before the device may write the CQ. */
+		nvq_queue_rings_reset(q);
+		rc = create_on_device(c, q->qid, q->depth, q->vec->index,
+				      sq_iova, cq_iova);
+		if (rc)
+			return rc;
+	}
+	for (i = 0; i < c->nr_queues; i++)
+		nvq_queue_restart(c->queues[i]);
+	return 0;
 }
 
 /*
@@ -503,6 +590,8 @@ const struct nvq_ctrl_ops nvq_pcie_ctrl_ops = {
 	.admin_reap = pcie_admin_reap,
 	.admin_sleep = pcie_admin_sleep,
 	.io_queues_create = pcie_io_queues_create,
+	.admin_queue_reinit = pcie_admin_queue_reinit,
+	.io_queues_recreate = pcie_io_queues_recreate,
 	.quiesce = pcie_quiesce,
 	.io_queues_delete = pcie_io_queues_delete,
 	.queues_free = pcie_queues_free,

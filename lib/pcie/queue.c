@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "dmapool.h"
@@ -26,19 +28,6 @@ static const uint32_t no_clock;
 
 /* CQEs consumed per cq_lock hold; also the size of the on-stack batch. */
 #define REAP_BATCH 32
-
-/* The locking switch (see queue.h): one predictable branch per batch. */
-static inline void sq_lock(struct nvq_queue *q)
-{
-	if (q->sq_locked)
-		nvq_lock(&q->sq_lock);
-}
-
-static inline void sq_unlock(struct nvq_queue *q)
-{
-	if (q->sq_locked)
-		nvq_unlock(&q->sq_lock);
-}
 
 /*
  * The completion side's lock word. Only the benchmark build of the library
@@ -64,6 +53,34 @@ static inline void cq_unlock(struct nvq_queue *q)
 {
 	if (q->cq_locked)
 		nvq_unlock(cq_lock_word(q));
+}
+
+/*
+ * The reaping side's critical section (the locking switch of queue.h, one
+ * predictable branch per batch): cq_lock, or an exclusive queue's busy
+ * flag and its gate. False: recovery owns the rings, reap nothing.
+ */
+static inline bool cq_enter(struct nvq_queue *q)
+{
+	if (q->cq_locked) {
+		nvq_lock(cq_lock_word(q));
+		return true;
+	}
+	__atomic_store_n(&q->cq_busy, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (likely(__atomic_load_n(&q->gate, __ATOMIC_ACQUIRE) !=
+		   NVQ_GATE_CLOSED))
+		return true;
+	__atomic_store_n(&q->cq_busy, 0, __ATOMIC_RELEASE);
+	return false;
+}
+
+static inline void cq_exit(struct nvq_queue *q)
+{
+	if (q->cq_locked)
+		nvq_unlock(cq_lock_word(q));
+	else
+		__atomic_store_n(&q->cq_busy, 0, __ATOMIC_RELEASE);
 }
 
 int nvq_queue_create(const struct nvq_queue_params *p, struct nvq_queue **qp)
@@ -214,31 +231,106 @@ static inline void qos_check(struct nvq_queue *q)
 		nvq_qos_activate(q->qos);
 }
 
+/*
+ * The submission side's critical section: sq_lock, or for an exclusive
+ * queue its busy flag, stored without a fence - nvq_queue_gate_close()
+ * pairs it with membarrier(2). Then the gate, one load per batch.
+ */
+static inline uint32_t sq_enter(struct nvq_queue *q)
+{
+	if (q->sq_locked) {
+		nvq_lock(&q->sq_lock);
+	} else {
+		__atomic_store_n(&q->sq_busy, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
+	return __atomic_load_n(&q->gate, __ATOMIC_ACQUIRE);
+}
+
+static inline void sq_exit(struct nvq_queue *q)
+{
+	if (q->sq_locked)
+		nvq_unlock(&q->sq_lock);
+	else
+		__atomic_store_n(&q->sq_busy, 0, __ATOMIC_RELEASE);
+}
+
+void nvq_queue_wake(struct nvq_queue *q)
+{
+	uint64_t one = 1;
+
+	if (q->mode != NVQ_MODE_POLL && q->vec && q->vec->fd >= 0 &&
+	    write(q->vec->fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is already non-zero, they will wake. */
+	}
+}
+
+/*
+ * A submission that found the gate shut, outside the critical section.
+ * Closed: wait for recovery to finish and return true (try again). Dead:
+ * the request completes with the controller's errno, delivered by the
+ * queue's next reap like recovery's own completions.
+ */
+static bool __attribute__((noinline))
+post_gated(struct nvq_queue *q, struct nvq_cmd *lead, uint32_t gate)
+{
+	struct nvq_cmd *cmd;
+	unsigned int us = 10;
+	int err;
+
+	while (gate == NVQ_GATE_CLOSED) {
+		nvq_sleep_us(us);
+		if (us < 1000)
+			us *= 2;
+		gate = __atomic_load_n(&q->gate, __ATOMIC_ACQUIRE);
+	}
+	if (gate == NVQ_GATE_OPEN)
+		return true;
+	err = __atomic_load_n(&q->dead, __ATOMIC_ACQUIRE);
+	for (cmd = lead; cmd; cmd = cmd->next) {
+		cmd->cpl_err = err ? err : -EIO;
+		cmd->cpl_status = 0;
+		cmd->cpl_result = 0;
+		cmd->cpl_dw1 = 0;
+		__atomic_store_n(&cmd->state, NVQ_CMD_RECOVERED | cmd->cid,
+				 __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&q->recovered, 1, __ATOMIC_RELEASE);
+	nvq_queue_wake(q);
+	return false;
+}
+
 void nvq_queue_post(struct nvq_queue *q, struct nvq_cmd *lead,
 		    unsigned int flags)
 {
 	struct nvq_cmd *cmd;
-	uint32_t tail, n = 0, now;
+	uint32_t tail, n = 0, now, gate;
 
 	if (unlikely(lead->nr > 1)) {
 		__atomic_store_n(&lead->remaining, lead->nr, __ATOMIC_RELAXED);
 		__atomic_store_n(&lead->failed, 0, __ATOMIC_RELAXED);
 	}
-	/*
-	 * Marked in flight before the device can see the command; the
-	 * doorbell's release orders these stores before its CQE.
-	 */
 	now = __atomic_load_n(q->clock, __ATOMIC_RELAXED);
+again:
+	gate = sq_enter(q);
+	if (unlikely(gate != NVQ_GATE_OPEN)) {
+		sq_exit(q);
+		if (post_gated(q, lead, gate))
+			goto again;
+		return;
+	}
+	/*
+	 * Marked in flight inside the critical section, so that a reset
+	 * that holds it sees exactly the commands that are in the ring;
+	 * before the doorbell, whose release orders these stores before
+	 * the device's CQE.
+	 */
+	tail = q->sq_tail;
 	for (cmd = lead; cmd; cmd = cmd->next) {
 		/* The watchdog reads tick after it saw state: release. */
 		__atomic_store_n(&cmd->tick, now, __ATOMIC_RELAXED);
 		__atomic_store_n(&cmd->state, NVQ_CMD_INFLIGHT | cmd->cid,
 				 __ATOMIC_RELEASE);
-	}
-
-	sq_lock(q);
-	tail = q->sq_tail;
-	for (cmd = lead; cmd; cmd = cmd->next) {
 		memcpy(&q->sq[tail], &cmd->sqe, sizeof(cmd->sqe));
 		if (++tail == q->depth)
 			tail = 0;
@@ -249,19 +341,20 @@ void nvq_queue_post(struct nvq_queue *q, struct nvq_cmd *lead,
 	WRITE_ONCE(q->stat_submitted, q->stat_submitted + n);
 	WRITE_ONCE(q->reqs_submitted, q->reqs_submitted + 1);
 	if (flags & NVQ_IO_MORE) {
-		sq_unlock(q);
+		sq_exit(q);
 		return;
 	}
 	ring_sq(q);
-	sq_unlock(q);
+	sq_exit(q);
 	qos_check(q);
 }
 
 void nvq_queue_ring(struct nvq_queue *q)
 {
-	sq_lock(q);
-	ring_sq(q);
-	sq_unlock(q);
+	/* Closed: the reset rings what it posts again; dead: nothing to. */
+	if (sq_enter(q) == NVQ_GATE_OPEN)
+		ring_sq(q);
+	sq_exit(q);
 	qos_check(q);
 }
 
@@ -293,7 +386,8 @@ int nvq_queue_reap(struct nvq_queue *q, unsigned int max)
 		/* 32 bits: a 65536-entry CQ wraps at head 65536. */
 		uint32_t pos, head, phase;
 
-		cq_lock(q);
+		if (unlikely(!cq_enter(q)))
+			break;
 		pos = __atomic_load_n(&q->cq_pos, __ATOMIC_RELAXED);
 		head = pos & 0xffff;
 		phase = pos >> 16;
@@ -329,7 +423,7 @@ int nvq_queue_reap(struct nvq_queue *q, unsigned int max)
 			if (unlikely(bad))
 				WRITE_ONCE(q->stat_bad, q->stat_bad + bad);
 		}
-		cq_unlock(q);
+		cq_exit(q);
 
 		for (i = 0; i < n; i++)
 			done += nvq_req_finish(q, batch[i]);
@@ -350,7 +444,8 @@ bool nvq_queue_pending(const struct nvq_queue *q)
 	uint16_t st;
 
 	/* A stale position only ever errs towards "pending". */
-	if (head >= q->cq_depth)
+	if (head >= q->cq_depth ||
+	    unlikely(__atomic_load_n(&q->recovered, __ATOMIC_ACQUIRE)))
 		return true;
 	st = __atomic_load_n(&q->cq[head].status, __ATOMIC_ACQUIRE);
 	return (st & NVQ_CQE_PHASE) == (pos >> 16);
@@ -485,4 +580,175 @@ int nvq_vector_sleep(struct nvq_vector *v, struct nvq_queue *q,
 	}
 	pthread_mutex_unlock(&v->lock);
 	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Recovery's hold on the rings                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A full barrier on every thread of the process (membarrier(2), private
+ * expedited, registered on first use): what makes the busy flags that
+ * exclusive queues store without a fence visible to the reset.
+ */
+static int process_barrier(void)
+{
+	static int registered; /* 1 yes, -1 unavailable */
+	int r = __atomic_load_n(&registered, __ATOMIC_ACQUIRE);
+
+	if (!r) {
+		r = syscall(__NR_membarrier,
+			    MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) ?
+			    -1 :
+			    1;
+		__atomic_store_n(&registered, r, __ATOMIC_RELEASE);
+	}
+	if (r < 0 ||
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
+		return -ENOTSUP;
+	return 0;
+}
+
+/* Wait until the flag a submitter or reaper holds drops (microseconds). */
+static void wait_flag_clear(const uint8_t *flag)
+{
+	unsigned int spins = 0;
+
+	while (__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
+		if (++spins < 100)
+			cpu_relax();
+		else
+			nvq_sleep_us(spins < 1000 ? 1 : 100);
+	}
+}
+
+static bool single_lock(struct nvq_queue *q)
+{
+	return cq_lock_word(q) == &q->sq_lock;
+}
+
+int nvq_queue_gate_close(struct nvq_queue **qs, unsigned int n)
+{
+	bool excl = false;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (!qs[i]->sq_locked || !qs[i]->cq_locked)
+			excl = true;
+	for (i = 0; i < n; i++)
+		__atomic_store_n(&qs[i]->gate, NVQ_GATE_CLOSED,
+				 __ATOMIC_SEQ_CST);
+	if (excl && process_barrier()) {
+		for (i = 0; i < n; i++)
+			__atomic_store_n(&qs[i]->gate, NVQ_GATE_OPEN,
+					 __ATOMIC_RELEASE);
+		return -ENOTSUP;
+	}
+	for (i = 0; i < n; i++) {
+		struct nvq_queue *q = qs[i];
+
+		if (q->sq_locked)
+			nvq_lock(&q->sq_lock);
+		else
+			wait_flag_clear(&q->sq_busy);
+		if (q->cq_locked) {
+			if (!single_lock(q))
+				nvq_lock(cq_lock_word(q));
+		} else {
+			wait_flag_clear(&q->cq_busy);
+		}
+	}
+	return 0;
+}
+
+void nvq_queue_gate_open(struct nvq_queue **qs, unsigned int n, bool dead)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct nvq_queue *q = qs[i];
+
+		__atomic_store_n(&q->gate, dead ? NVQ_GATE_DEAD : NVQ_GATE_OPEN,
+				 __ATOMIC_RELEASE);
+		if (q->cq_locked && !single_lock(q))
+			nvq_unlock(cq_lock_word(q));
+		if (q->sq_locked)
+			nvq_unlock(&q->sq_lock);
+		nvq_queue_wake(q);
+	}
+}
+
+unsigned int nvq_queue_drain_stopped(struct nvq_queue *q)
+{
+	uint32_t pos = __atomic_load_n(&q->cq_pos, __ATOMIC_ACQUIRE);
+	uint32_t head = pos & 0xffff, phase = pos >> 16;
+	unsigned int seen, n = 0, bad = 0;
+
+	for (seen = 0; head < q->cq_depth && seen < q->cq_depth; seen++) {
+		struct nvq_cqe *cqe = &q->cq[head];
+		uint16_t st = __atomic_load_n(&cqe->status, __ATOMIC_ACQUIRE);
+		struct nvq_cmd *cmd;
+
+		if ((st & NVQ_CQE_PHASE) != phase)
+			break;
+		cmd = cqe_cmd(q, cqe->cid, cqe->sq_id, cqe->sq_head);
+		if (!cmd) {
+			bad++;
+		} else {
+			cmd->cpl_status = NVQ_STATUS(st);
+			cmd->cpl_err = nvq_status_err(cmd->cpl_status);
+			cmd->cpl_result = cqe->result;
+			cmd->cpl_dw1 = cqe->dw1;
+			__atomic_store_n(&cmd->state,
+					 NVQ_CMD_RECOVERED | cmd->cid,
+					 __ATOMIC_RELEASE);
+			n++;
+		}
+		if (++head == q->cq_depth) {
+			head = 0;
+			phase ^= 1;
+		}
+	}
+	__atomic_store_n(&q->cq_pos, head | phase << 16, __ATOMIC_RELEASE);
+	WRITE_ONCE(q->stat_completed, q->stat_completed + n);
+	if (bad)
+		WRITE_ONCE(q->stat_bad, q->stat_bad + bad);
+	if (n)
+		__atomic_store_n(&q->recovered, 1, __ATOMIC_RELEASE);
+	return n;
+}
+
+void nvq_queue_rings_reset(struct nvq_queue *q)
+{
+	uint32_t i;
+
+	/* Phase 0 everywhere: the device's first lap writes phase 1. */
+	for (i = 0; i < q->cq_depth; i++)
+		__atomic_store_n(&q->cq[i].status, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->cq_pos, 1u << 16, __ATOMIC_RELEASE);
+	q->cq_db_last = 0;
+	q->sq_tail = 0;
+	q->sq_db_last = 0;
+}
+
+unsigned int nvq_queue_restart(struct nvq_queue *q)
+{
+	uint32_t now = __atomic_load_n(q->clock, __ATOMIC_RELAXED);
+	uint32_t tag, tail = 0, n = 0;
+
+	nvq_queue_rings_reset(q);
+	for (tag = 0; tag < q->nr_tags; tag++) {
+		struct nvq_cmd *cmd = &q->cmds[tag];
+		uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_ACQUIRE);
+
+		if (!(st & NVQ_CMD_INFLIGHT))
+			continue;
+		__atomic_store_n(&cmd->tick, now, __ATOMIC_RELAXED);
+		memcpy(&q->sq[tail], &cmd->sqe, sizeof(cmd->sqe));
+		tail++;
+		n++;
+	}
+	q->sq_tail = (uint16_t)(tail % q->depth);
+	ring_sq(q);
+	return n;
 }

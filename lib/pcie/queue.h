@@ -58,6 +58,20 @@ enum nvq_lock_mode {
 #define NVQ_TMO_ABORTED (1u << 16)
 
 /*
+ * The gate of a queue (q->gate), read by submitters (and the reapers of
+ * exclusive queues) once per batch inside their critical section:
+ *   NVQ_GATE_OPEN    normal operation
+ *   NVQ_GATE_CLOSED  recovery owns the rings (a controller reset): a
+ *                    submitter waits until it opens, a reaper of an
+ *                    exclusive queue returns without reaping
+ *   NVQ_GATE_DEAD    the controller failed for good: a submission
+ *                    completes at once with q->dead
+ */
+#define NVQ_GATE_OPEN 0u
+#define NVQ_GATE_CLOSED 1u
+#define NVQ_GATE_DEAD 2u
+
+/*
  * Per-tag command context. A request that is split into several commands
  * uses one context per command; the first ("lead") holds the request's
  * callback and collects the outcome of all of them.
@@ -74,6 +88,7 @@ struct nvq_cmd {
 	uint32_t tmo; /* watchdog only: NVQ_TMO_ABORTED | cid */
 	uint16_t cid;
 	uint16_t gen;
+	uint32_t retries; /* times a reset submitted this command again */
 	/* Lead only: the request. */
 	uint32_t nr; /* commands in the request */
 	uint32_t remaining; /* atomic: commands not finished yet */
@@ -103,6 +118,12 @@ struct nvq_queue {
 	 * load and one never-taken branch per batch.
 	 */
 	uint8_t qos_idle;
+	/*
+	 * Exclusive queues: 1 while the submitter is between its gate check
+	 * and the end of nvq_queue_post() - the lock a reset waits for,
+	 * where shared queues have sq_lock (see nvq_queue_gate_close()).
+	 */
+	uint8_t sq_busy;
 	uint16_t sq_tail;
 	uint16_t sq_db_last; /* tail value the device was last told */
 	uint32_t sq_db_off;
@@ -125,6 +146,7 @@ struct nvq_queue {
 	const uint32_t *clock;
 	/* atomic: non-zero once the controller failed; new I/O gets it */
 	int dead;
+	uint32_t gate; /* atomic: NVQ_GATE_* */
 	struct nvq_vector *vec;
 	uint32_t nr_tags;
 	uint16_t tag_mask;
@@ -147,6 +169,7 @@ struct nvq_queue {
 	/* &cq_lock, or &sq_lock in single mode (benchmark build only) */
 	uint32_t *cq_lockp;
 	bool cq_locked;
+	uint8_t cq_busy; /* exclusive queues: sq_busy's twin for reapers */
 	uint16_t cq_db_last;
 	uint32_t cq_depth;
 	/* head | phase << 16, atomic so waiters can peek without the lock */
@@ -257,8 +280,52 @@ int nvq_queue_posted_cids(struct nvq_queue *q, uint16_t *cids, unsigned int max,
 /* Whether @q's interrupt eventfd is signalled (nobody consumed it yet). */
 bool nvq_queue_irq_pending(const struct nvq_queue *q);
 
-/* Whether a CQE is waiting at the CQ head (a lock-free peek). */
+/*
+ * Whether a CQE is waiting at the CQ head (a lock-free peek), or recovery
+ * left completions to deliver.
+ */
 bool nvq_queue_pending(const struct nvq_queue *q);
+
+/*
+ * Recovery's hold on the rings (a controller reset, timeout.c/reset.c).
+ * nvq_queue_gate_close() closes the gates of @n queues and waits until no
+ * submitter or reaper is inside one of them: it takes sq_lock and cq_lock
+ * of shared queues (held until nvq_queue_gate_open()) and waits for the
+ * busy flags of exclusive ones, made visible by one membarrier(2) for all
+ * of them (the fast path stores the flag without a fence). Returns 0, or
+ * -ENOTSUP when exclusive queues are among them and the kernel has no
+ * membarrier: then nothing is held.
+ */
+int nvq_queue_gate_close(struct nvq_queue **qs, unsigned int n);
+
+/*
+ * Open the gates again (@dead: NVQ_GATE_DEAD instead, for a controller
+ * that failed) and release what nvq_queue_gate_close() took; wakes the
+ * queues' waiters and completion threads.
+ */
+void nvq_queue_gate_open(struct nvq_queue **qs, unsigned int n, bool dead);
+
+/*
+ * With the gate closed and the device stopped: hand every completion
+ * waiting in the CQ to recovery (NVQ_CMD_RECOVERED with the device's
+ * status), so that it is delivered with it, and count what names no
+ * command in flight. Returns how many commands it took.
+ */
+unsigned int nvq_queue_drain_stopped(struct nvq_queue *q);
+
+/*
+ * With the gate closed, once the device re-created the queue: empty rings
+ * (CQ phase bits cleared, heads and tails 0, shadow doorbells 0), then
+ * every command still NVQ_CMD_INFLIGHT posted again in tag order, and the
+ * doorbell rung. Returns how many were posted.
+ */
+unsigned int nvq_queue_restart(struct nvq_queue *q);
+
+/* Reset the ring state of the admin queue (its gate is admin_lock). */
+void nvq_queue_rings_reset(struct nvq_queue *q);
+
+/* Wake whoever reaps @q: a waiter or completion thread on its vector. */
+void nvq_queue_wake(struct nvq_queue *q);
 
 /*
  * Finish every command still owned by the device with -ECANCELED. Only
