@@ -534,16 +534,23 @@ typedef void (*nvq_cb)(void *arg, const struct nvq_cpl *cpl);
  * @arg: passed to @cb.
  *
  * Read @nlb logical blocks at @slba of namespace @nsid. Transfers above
- * MDTS are split into several commands and complete once. @cb runs
- * exactly once for a submitted request. No system call or allocation
- * happens per request (docs/design.md, "The hot-path contract").
+ * MDTS are split into several commands and complete once. A request that
+ * needs more commands than the queue has slots is chained: it starts with
+ * half of the slots, and each command that completes hands its slot to
+ * the next one, submitted from the thread that reaps the queue (on an
+ * exclusive queue that thread must then be the owner, or not run while
+ * the owner submits). @cb runs exactly once for a submitted request. No
+ * system call or allocation happens per request (docs/design.md, "The
+ * hot-path contract"), except one small allocation for a chained one.
  *
  * Return: 0 once submitted; -EAGAIN when the queue has not enough free
  * command slots (reap and retry); for bad requests, with a message:
  * -EINVAL (NULL @q or @cb, unknown flags, misaligned @buf), -ENOENT
  * (namespace not active), -ERANGE (blocks outside the namespace), -EFAULT
  * (@buf not in DMA memory), -E2BIG (more commands than the queue has
- * slots); -ENOMEM when no PRP list memory is left.
+ * slots, on an exclusive queue in thread mode, which cannot chain: its
+ * completion thread would submit beside the owner); -ENOMEM when no PRP
+ * list memory is left.
  */
 int nvq_read(struct nvq_queue *q, uint32_t nsid, void *buf, uint64_t slba,
 	     uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg);
@@ -594,7 +601,9 @@ int nvq_flush(struct nvq_queue *q, uint32_t nsid, unsigned int flags, nvq_cb cb,
  * @arg: passed to @cb.
  *
  * Write zeroes to @nlb blocks at @slba (no data transfer), in commands of
- * at most MDTS worth of blocks, as Linux sends them.
+ * at most WZSL (Identify CNS 06h) or, when the controller does not say,
+ * MDTS worth of blocks, as Linux sends them; chained as nvq_read() is
+ * when they are more than the queue has slots.
  *
  * Return: 0 once submitted, -EAGAIN when the queue is full, -EINVAL,
  * -ENOENT, -ERANGE, -E2BIG as nvq_read(); -ENOTSUP when the controller
@@ -616,8 +625,10 @@ int nvq_write_zeroes(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
  * Deallocate @nlb blocks at @slba with Dataset Management (one range).
  *
  * Return: 0 once submitted, -EAGAIN when the queue is full, -EINVAL,
- * -ENOENT, -ERANGE as nvq_read(); -ENOTSUP when the controller has no
- * Dataset Management; -ENOMEM when no DMA memory is left for the range.
+ * -ENOENT, -ERANGE as nvq_read(); -E2BIG when the controller's DMRSL and
+ * DMRL need more commands than the queue has slots (not chained);
+ * -ENOTSUP when the controller has no Dataset Management; -ENOMEM when no
+ * DMA memory is left for the range.
  */
 int nvq_deallocate(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 		   uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg);

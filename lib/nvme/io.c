@@ -7,12 +7,14 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctrl.h"
 #include "dmapool.h"
 #include "prp.h"
 #include "queue.h"
+#include "request.h"
 
 /*
  * IOVA translation cache. An exclusive queue has one submitter, so its
@@ -69,6 +71,43 @@ static inline int build_rw(struct nvq_queue *q, struct nvq_cmd *cmd,
 	return 0;
 }
 
+/* A chained request (see submit_chained()). */
+struct nvq_chain {
+	uint8_t opc;
+	uint32_t nsid;
+	unsigned int flags; /* NVQ_IO_FUA */
+	uint32_t lbads;
+	uint32_t per; /* blocks per command */
+	uint64_t slba;
+	uint64_t iova; /* of block slba; unused by Write Zeroes */
+	uint32_t nlb;
+	uint32_t nr; /* commands in all */
+	uint32_t next; /* atomic: commands handed out so far */
+};
+
+/* Command @idx of the chained request @ch into @cmd. */
+static int build_chunk(struct nvq_queue *q, struct nvq_cmd *cmd,
+		       const struct nvq_chain *ch, uint32_t idx)
+{
+	uint64_t done = (uint64_t)idx * ch->per;
+	uint32_t k = (uint32_t)MIN((uint64_t)ch->per, ch->nlb - done);
+
+	if (ch->opc == nvq_cmd_write_zeroes) {
+		memset(&cmd->sqe, 0, sizeof(cmd->sqe));
+		cmd->sqe.opcode = ch->opc;
+		cmd->sqe.cid = cmd->cid;
+		cmd->sqe.nsid = ch->nsid;
+		cmd->sqe.cdw10 = (uint32_t)(ch->slba + done);
+		cmd->sqe.cdw11 = (uint32_t)((ch->slba + done) >> 32);
+		cmd->sqe.cdw12 = (k - 1) |
+				 (ch->flags & NVQ_IO_FUA ? NVQ_RW_FUA : 0);
+		return 0;
+	}
+	return build_rw(q, cmd, ch->opc, ch->nsid,
+			ch->iova + (done << ch->lbads), (size_t)k << ch->lbads,
+			ch->slba + done, k, ch->flags);
+}
+
 /* The controller failed (timeout.c): every submission gets its errno. */
 static int dead(struct nvq_queue *q)
 {
@@ -121,6 +160,149 @@ static int too_big(struct nvq_queue *q, uint32_t n)
 }
 
 /*
+ * A request that needs more commands than its queue has slots is not
+ * refused: it is chained, as SPDK queues a request's children until
+ * trackers free up and the block layer waits for tags. It starts with a
+ * window of half the queue's slots; each of its commands that completes
+ * hands its context to the request's next command (from the reaping
+ * thread, posted like any submission), until all are submitted. The
+ * descriptor is the one allocation: such a request moves megabytes.
+ */
+
+/*
+ * Where a chained request must be refused: the thread that reaps an
+ * exclusive queue in thread mode is its completion thread, which may not
+ * submit beside the owner.
+ */
+static int chain_refused(struct nvq_queue *q, uint32_t n)
+{
+	return nvq_err(
+		-E2BIG,
+		"request needs %u commands but queue %u has only %u slots, and an exclusive queue in thread mode cannot chain it (its completion thread would submit beside its owner)",
+		n, q->qid, q->nr_tags);
+}
+
+/* Start a chained request of ch->nr commands; the first window now. */
+static int submit_chained(struct nvq_queue *q, struct nvq_chain *tmpl,
+			  nvq_cb cb, void *arg)
+{
+	uint32_t win = MAX(1u, q->nr_tags / 2), i = 0;
+	struct nvq_cmd *lead, *cmd;
+	struct nvq_chain *ch;
+	int rc;
+
+	if (q->lock_mode == NVQ_LOCK_NONE && q->mode == NVQ_MODE_THREAD)
+		return chain_refused(q, tmpl->nr);
+	lead = nvq_queue_get_cmds(q, win);
+	if (!lead)
+		return -EAGAIN;
+	ch = malloc(sizeof(*ch));
+	if (!ch) {
+		nvq_queue_put_cmds(q, lead);
+		return nvq_err(-ENOMEM, "out of memory");
+	}
+	*ch = *tmpl;
+	for (cmd = lead; cmd; cmd = cmd->next, i++) {
+		rc = build_chunk(q, cmd, ch, i);
+		if (rc) {
+			nvq_queue_put_cmds(q, lead);
+			free(ch);
+			return rc;
+		}
+	}
+	ch->next = win;
+	lead->chain = ch;
+	/* The request is all of its commands, not the window. */
+	lead->nr = ch->nr;
+	lead->cb = cb;
+	lead->arg = arg;
+	nvq_queue_post(q, lead, ch->flags);
+	return 0;
+}
+
+/* Claim the index of the request's next command, or false: none left. */
+static bool chain_claim(struct nvq_chain *ch, uint32_t *idx)
+{
+	uint32_t n = __atomic_load_n(&ch->next, __ATOMIC_RELAXED);
+
+	while (n < ch->nr)
+		if (__atomic_compare_exchange_n(&ch->next, &n, n + 1, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			*idx = n;
+			return true;
+		}
+	return false;
+}
+
+/* The first error wins; after it, no more commands are submitted. */
+static void chain_fail(struct nvq_cmd *lead, struct nvq_chain *ch, int err,
+		       uint16_t status, uint32_t result)
+{
+	uint32_t left;
+
+	if (!__atomic_exchange_n(&lead->failed, 1, __ATOMIC_ACQ_REL)) {
+		lead->err = err;
+		lead->status = status;
+		lead->result = result;
+	}
+	/* Those never submitted are done too. */
+	left = __atomic_exchange_n(&ch->next, ch->nr, __ATOMIC_ACQ_REL);
+	if (left < ch->nr)
+		__atomic_sub_fetch(&lead->remaining, ch->nr - left,
+				   __ATOMIC_ACQ_REL);
+}
+
+int nvq_req_finish_chained(struct nvq_queue *q, struct nvq_cmd *cmd)
+{
+	struct nvq_cmd *lead = cmd->lead;
+	struct nvq_chain *ch = lead->chain;
+	struct nvq_cpl cpl = { 0 };
+	uint32_t idx;
+	nvq_cb cb;
+	void *arg;
+
+	if (cmd->cpl_err)
+		chain_fail(lead, ch, cmd->cpl_err, cmd->cpl_status,
+			   cmd->cpl_result);
+	else if (!__atomic_load_n(&lead->failed, __ATOMIC_ACQUIRE) &&
+		 chain_claim(ch, &idx)) {
+		/* This command is done; the claimed one keeps the request
+		 * alive, so remaining stays above 0. */
+		__atomic_sub_fetch(&lead->remaining, 1, __ATOMIC_ACQ_REL);
+		nvq_req_take(q, nvq_req_tag(q, cmd));
+		cmd->next = NULL;
+		if (!build_chunk(q, cmd, ch, idx)) {
+			nvq_queue_post(q, cmd, ch->flags | NVQ_POST_CHAINED);
+			return 0;
+		}
+		/* The claimed command cannot be built: it fails here. */
+		chain_fail(lead, ch, -ENOMEM, 0, 0);
+	}
+	if (__atomic_sub_fetch(&lead->remaining, 1, __ATOMIC_ACQ_REL)) {
+		if (cmd != lead)
+			nvq_tags_put(&q->tags, nvq_req_tag(q, cmd));
+		return 0;
+	}
+	if (__atomic_load_n(&lead->failed, __ATOMIC_ACQUIRE)) {
+		cpl.err = lead->err;
+		cpl.status = lead->status;
+		cpl.result = lead->result;
+	} else {
+		cpl.status = cmd->cpl_status;
+	}
+	cb = lead->cb;
+	arg = lead->arg;
+	lead->chain = NULL;
+	free(ch);
+	if (cmd != lead)
+		nvq_tags_put(&q->tags, nvq_req_tag(q, cmd));
+	nvq_tags_put(&q->tags, nvq_req_tag(q, lead));
+	cb(arg, &cpl);
+	return 1;
+}
+
+/*
  * Inlined into nvq_read() / nvq_write(): one call and nine arguments
  * worth of shuffling fewer per I/O (~15 instructions).
  */
@@ -165,8 +347,21 @@ submit_rw(struct nvq_queue *q, uint8_t opc, uint32_t nsid, const void *buf,
 		}
 	} else {
 		n = nr_cmds(nlb, per);
-		if (n > q->nr_tags)
-			return too_big(q, n);
+		if (unlikely(n > q->nr_tags)) {
+			struct nvq_chain ch = {
+				.opc = opc,
+				.nsid = nsid,
+				.flags = flags & NVQ_IO_FUA,
+				.lbads = ns->lbads,
+				.per = per,
+				.slba = slba,
+				.iova = iova,
+				.nlb = nlb,
+				.nr = n,
+			};
+
+			return submit_chained(q, &ch, cb, arg);
+		}
 		lead = nvq_queue_get_cmds(q, n);
 		if (!lead)
 			return -EAGAIN;
@@ -262,8 +457,20 @@ int nvq_write_zeroes(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 	 */
 	per = ns->wz_blocks;
 	n = nr_cmds(nlb, per);
-	if (n > q->nr_tags)
-		return too_big(q, n);
+	if (n > q->nr_tags) {
+		struct nvq_chain ch = {
+			.opc = nvq_cmd_write_zeroes,
+			.nsid = nsid,
+			.flags = flags & NVQ_IO_FUA,
+			.lbads = ns->lbads,
+			.per = per,
+			.slba = slba,
+			.nlb = nlb,
+			.nr = n,
+		};
+
+		return submit_chained(q, &ch, cb, arg);
+	}
 	lead = nvq_queue_get_cmds(q, n);
 	if (!lead)
 		return -EAGAIN;

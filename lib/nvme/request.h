@@ -69,6 +69,13 @@ static inline struct nvq_cmd *nvq_req_lookup(struct nvq_queue *q, uint16_t cid)
 }
 
 /*
+ * A command of a chained request (io.c) finished: submit the request's
+ * next command on its context, or finish it as nvq_req_finish() does.
+ * Returns 1 when the request's callback ran.
+ */
+int nvq_req_finish_chained(struct nvq_queue *q, struct nvq_cmd *cmd);
+
+/*
  * Finish one command outside cq_lock: free its DMA blocks, release its tag
  * and run the request's callback when it was the request's last command.
  * Tags go back before the callback so that it can resubmit. Returns 1 when
@@ -94,6 +101,9 @@ static inline int nvq_req_finish(struct nvq_queue *q, struct nvq_cmd *cmd)
 		return 1;
 	}
 
+	/* More commands than the queue has slots: io.c goes on with it. */
+	if (unlikely(lead->chain))
+		return nvq_req_finish_chained(q, cmd);
 	/* Split request: the first error wins. */
 	if (unlikely(cmd->cpl_err) &&
 	    !__atomic_exchange_n(&lead->failed, 1, __ATOMIC_ACQ_REL)) {

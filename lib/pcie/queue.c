@@ -306,7 +306,7 @@ void nvq_queue_post(struct nvq_queue *q, struct nvq_cmd *lead,
 	struct nvq_cmd *cmd;
 	uint32_t tail, n = 0, now, gate;
 
-	if (unlikely(lead->nr > 1)) {
+	if (unlikely(lead->nr > 1) && !(flags & NVQ_POST_CHAINED)) {
 		__atomic_store_n(&lead->remaining, lead->nr, __ATOMIC_RELAXED);
 		__atomic_store_n(&lead->failed, 0, __ATOMIC_RELAXED);
 	}
@@ -339,7 +339,9 @@ again:
 	q->sq_tail = (uint16_t)tail;
 	/* Also the QoS activity signal: the timer compares it per period. */
 	WRITE_ONCE(q->stat_submitted, q->stat_submitted + n);
-	WRITE_ONCE(q->reqs_submitted, q->reqs_submitted + 1);
+	/* A chained request's later commands are no new requests. */
+	WRITE_ONCE(q->reqs_submitted,
+		   q->reqs_submitted + !(flags & NVQ_POST_CHAINED));
 	if (flags & NVQ_IO_MORE) {
 		sq_exit(q);
 		return;

@@ -83,6 +83,7 @@ struct nvq_cmd {
 	void *arg;
 	struct nvq_cmd *lead;
 	struct nvq_cmd *next; /* next command of the same request */
+	struct nvq_chain *chain; /* lead only: a chained request, or NULL */
 	uint32_t state; /* atomic: NVQ_CMD_INFLIGHT | cid while submitted */
 	uint32_t tick; /* atomic: watchdog clock (ms) at submission */
 	uint32_t tmo; /* watchdog only: NVQ_TMO_ABORTED | cid */
@@ -251,6 +252,12 @@ struct nvq_cmd *nvq_queue_get_cmds(struct nvq_queue *q, unsigned int n);
 
 /* Give back contexts reserved by nvq_queue_get_cmds() and never posted. */
 void nvq_queue_put_cmds(struct nvq_queue *q, struct nvq_cmd *lead);
+
+/*
+ * nvq_queue_post() flag, never an application's: @lead is one more
+ * command of a chained request already under way (its accounting is set).
+ */
+#define NVQ_POST_CHAINED (1u << 31)
 
 /*
  * Copy the prepared SQEs of the request @lead into the SQ and, unless
