@@ -634,6 +634,26 @@ int nvq_deallocate(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 		   uint32_t nlb, unsigned int flags, nvq_cb cb, void *arg);
 
 /**
+ * nvq_abort() - Ask the controller to abort requests in flight.
+ * @q: the queue the requests were submitted on.
+ * @arg: the callback argument they were submitted with; every request of
+ *	@q with it is aborted (all the commands of a split one).
+ *
+ * Sends an Abort (NVMe 2.0 5.1) for each of their commands. Abort is best
+ * effort: a command the controller aborts completes with "Command Abort
+ * Requested" (-EIO, status 0x007), one it has already executed completes
+ * as it would have. Either way each callback runs once, where it always
+ * runs; nvq_close() cancels what is left. An aborted command of a split
+ * or chained request fails the whole request. Synchronous (one admin
+ * command per command), so not from a completion callback.
+ *
+ * Return: how many commands an Abort was sent for (0: none in flight with
+ * @arg); -EINVAL for a NULL @q; the controller's errno once it failed; an
+ * Abort's own error (-ETIMEDOUT, -EIO).
+ */
+int nvq_abort(struct nvq_queue *q, void *arg);
+
+/**
  * nvq_queue_kick() - Ring the SQ doorbell for deferred commands.
  * @q: the queue; NULL is a no-op.
  *

@@ -282,3 +282,38 @@ void nvq_watchdog_stop(struct nvq_ctrl *c)
 	free(c->wd_cids);
 	c->wd_cids = NULL;
 }
+
+int nvq_abort(struct nvq_queue *q, void *arg)
+{
+	struct nvq_ctrl *c;
+	unsigned int tag;
+	int n = 0, rc;
+
+	if (!q || !q->ctrl)
+		return nvq_err(-EINVAL, "nvq_abort: NULL queue");
+	c = q->ctrl;
+	rc = __atomic_load_n(&c->failed, __ATOMIC_ACQUIRE);
+	if (rc)
+		return nvq_err(rc, "the controller failed: %s", c->fail_msg);
+	/*
+	 * One Abort per command of the request(s), as SPDK's
+	 * spdk_nvme_ctrlr_cmd_abort_ext() matches the callback argument. A
+	 * command that completes meanwhile keeps its own completion; the
+	 * CID's generation bits make a reused slot unlikely to match.
+	 */
+	for (tag = 0; tag < q->nr_tags; tag++) {
+		struct nvq_cmd *cmd = &q->cmds[tag];
+		uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_ACQUIRE);
+
+		if (!(st & NVQ_CMD_INFLIGHT) || cmd->lead->arg != arg)
+			continue;
+		__atomic_fetch_add(&c->st.aborts, 1, __ATOMIC_RELAXED);
+		rc = nvq_ctrl_admin_simple(
+			c, nvq_admin_abort_cmd,
+			(uint32_t)q->qid | (st & 0xffff) << 16, 0, 0, 0, NULL);
+		if (rc)
+			return rc;
+		n++;
+	}
+	return n;
+}

@@ -58,6 +58,8 @@ static void null_objects(void)
 	CHECK_EQ(nvq_flush(NULL, 1, 0, cb, NULL), -EINVAL);
 	CHECK_EQ(nvq_write_zeroes(NULL, 1, 0, 1, 0, cb, NULL), -EINVAL);
 	CHECK_EQ(nvq_deallocate(NULL, 1, 0, 1, 0, cb, NULL), -EINVAL);
+	CHECK_EQ(nvq_abort(NULL, NULL), -EINVAL);
+	CHECK_EQ(nvq_ctrl_reset(NULL), -EINVAL);
 	CHECK_EQ(nvq_poll(NULL, 0), -EINVAL);
 	CHECK_EQ(nvq_wait(NULL, 1, 0), -EINVAL);
 	CHECK_EQ(nvq_read_sync(NULL, 1, buf, 0, 1, &s), -EINVAL);

@@ -100,6 +100,45 @@ static void stuck_sync(void)
 	nvq_close(c);
 }
 
+/*
+ * nvq_abort(): the application aborts one of three stuck reads by its
+ * callback argument; only that one completes, with Command Abort
+ * Requested; close cancels the other two. No timeout is involved.
+ */
+static void app_abort(void)
+{
+	struct cb_count a = { 0 }, b = { 0 };
+	struct nvq_ctrl_stats st;
+	struct nvq_opts o;
+	struct nvq_ctrl *c;
+	struct nvq_queue *q;
+	char *buf;
+
+	nvq_opts_init(&o);
+	o.nr_queues = 1;
+	c = open_or_die(STUCK, &o);
+	q = nvq_ctrl_queue(c, 0);
+	buf = nvq_dma_alloc(c, 3 * 4096, -1);
+	CHECK(buf != NULL);
+	CHECK_OK(nvq_read(q, 1, buf, 0, 1, 0, count_cb, &a));
+	CHECK_OK(nvq_read(q, 1, buf + 4096, 1, 1, 0, count_cb, &b));
+	CHECK_OK(nvq_read(q, 1, buf + 8192, 2, 1, 0, count_cb, &b));
+	CHECK_EQ(nvq_abort(q, &a), 1);
+	reap_until(q, &a, 1);
+	CHECK_EQ(a.err, -EIO);
+	CHECK_EQ(NVQ_SC(a.status), NVQ_SC_ABORT_REQ);
+	CHECK_EQ(calls_of(&b), 0);
+	CHECK_EQ(nvq_abort(q, &a), 0); /* nothing left with &a */
+	CHECK_EQ(nvq_queue_inflight(q), 2);
+	CHECK_OK(nvq_ctrl_stats(c, &st));
+	CHECK_EQ(st.aborts, 1);
+	CHECK_EQ(st.timeouts, 0);
+	nvq_close(c);
+	CHECK_EQ(calls_of(&b), 2);
+	CHECK_EQ(b.err, -ECANCELED);
+	CHECK_EQ(calls_of(&a), 1);
+}
+
 static void setters(void)
 {
 	unsigned int io = 0, admin = 0;
@@ -150,6 +189,7 @@ int main(void)
 {
 	never_ready();
 	setters();
+	app_abort();
 	bad_opts();
 	stuck_read(NVQ_MODE_POLL, false);
 	stuck_read(NVQ_MODE_POLL, true);
