@@ -9,10 +9,12 @@ TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 300
 FUZZ_TARGETS = emu driver
+SOAK_SECONDS ?= 180
+SOAK_ARGS ?=
 MESON_TEST_ARGS ?= --print-errorlogs
 
 .PHONY: all build run test test-asan test-tsan deps deps-test clean format \
-	check-format install bench-cost fuzz
+	check-format install bench-cost fuzz soak
 
 all: build
 
@@ -88,6 +90,12 @@ install: build
 # Driver instructions per 4 KiB polled read (callgrind, release tree).
 bench-cost: deps-test build
 	@python3 bench/cost.py $(BUILD)
+
+# Mixed verified I/O for SOAK_SECONDS (default 180) while faults are armed
+# at random moments (docs/faults.md, "Soak"); SOAK_ARGS adds options
+# (bench/soak --help), e.g. SOAK_ARGS="--mode thread --file /tmp/soak.img".
+soak: build
+	$(BUILD)/bench/soak --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
