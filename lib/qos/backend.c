@@ -940,14 +940,25 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 
 	restore_all();
 	if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_DFL) {
+		sigset_t set;
+
 		/*
 		 * The default action ends the process: hand the signal on as
 		 * if nvq had never been there, so that the process dies of
-		 * it (it is blocked until this handler returns).
+		 * it, here and now. The signal is blocked in this handler
+		 * (sa_mask), and waiting for the return to unblock it is
+		 * not enough: ThreadSanitizer runs a handler late, from
+		 * whatever intercepted call came next, and when that call
+		 * was a pthread_sigmask() blocking the signal the mask it
+		 * returns to still blocks it. So unblock it, then raise it.
 		 */
 		__atomic_store_n(&hooked[idx], 0, __ATOMIC_SEQ_CST);
 		sigaction(sig, old, NULL);
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 		raise(sig);
+		/* Still here: another thread changed the disposition. */
 		errno = saved_errno;
 		return;
 	}
@@ -1602,6 +1613,17 @@ void nvq_qos_be_forked(void)
 	__atomic_store_n(&st_holder, 0, __ATOMIC_SEQ_CST);
 	/* Another process: its own pid and start time in the state. */
 	st_ready = false;
+	/*
+	 * Holding nothing, the child has nothing for our handlers to put
+	 * back: its signals get the application's dispositions again, as
+	 * without nvq, until it places a limit of its own (install_hooks()
+	 * runs before each write). This matters beyond tidiness: in the
+	 * child of a multithreaded process ThreadSanitizer turns its
+	 * interceptors off for good, and they are what runs a handler for a
+	 * signal it caught. A handler would never run, and the child would
+	 * not die of SIGTERM at all; with SIG_DFL back the kernel ends it.
+	 */
+	unhook_signals();
 }
 
 struct seen_ctx {
