@@ -66,7 +66,12 @@ static void stuck_read(enum nvq_mode mode, bool exclusive)
 	CHECK_OK(nvq_ctrl_stats(c, &st));
 	CHECK_EQ(st.size, sizeof(st));
 	CHECK(st.timeouts >= 1);
-	CHECK_EQ(st.aborts, 1);
+	/*
+	 * One Abort, unless a loaded machine kept its completion from
+	 * being reaped for another timeout: then a reset retried the read
+	 * and a later Abort took it back. Either way no command failed.
+	 */
+	CHECK(st.aborts >= 1);
 	CHECK_EQ(st.failed, 0);
 	CHECK_EQ(st.gone, 0);
 	/* The controller still works: another stuck read times out too. */
