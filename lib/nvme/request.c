@@ -86,6 +86,31 @@ static bool posted(const uint16_t *cids, unsigned int n, uint32_t cid)
 	return false;
 }
 
+/*
+ * Take in-flight @cmd (state @st) from the device and give it completion
+ * @err, or -ETIMEDOUT when the watchdog timed it out and aborted it; its
+ * queue's reaper delivers it. Returns 1, or 0 when a reaper that got a
+ * real CQE claimed it first (the completion is written only once the
+ * command is ours). Adds 1 to *@counter before anyone can see it.
+ */
+static unsigned int recover_one(struct nvq_cmd *cmd, uint32_t st, int err,
+				uint64_t *counter)
+{
+	uint32_t cid = st & 0xffff;
+
+	if (!__atomic_compare_exchange_n(&cmd->state, &st, cid, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return 0;
+	cmd->cpl_err = cmd->tmo == (NVQ_TMO_ABORTED | cid) ? -ETIMEDOUT : err;
+	cmd->cpl_status = 0;
+	cmd->cpl_result = 0;
+	cmd->cpl_dw1 = 0;
+	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&cmd->state, NVQ_CMD_RECOVERED | cid,
+			 __ATOMIC_RELEASE);
+	return 1;
+}
+
 unsigned int nvq_req_recover_all(struct nvq_queue *q, int err,
 				 uint64_t *counter)
 {
@@ -108,24 +133,7 @@ unsigned int nvq_req_recover_all(struct nvq_queue *q, int err,
 
 		if (!(st & NVQ_CMD_INFLIGHT) || posted(cids, nr_posted, cid))
 			continue;
-		/*
-		 * Claim it first: a reaper that got a real CQE first wins, and
-		 * the completion is written only once the command is ours.
-		 */
-		if (!__atomic_compare_exchange_n(&cmd->state, &st, cid, false,
-						 __ATOMIC_ACQUIRE,
-						 __ATOMIC_RELAXED))
-			continue;
-		cmd->cpl_err =
-			cmd->tmo == (NVQ_TMO_ABORTED | cid) ? -ETIMEDOUT : err;
-		cmd->cpl_status = 0;
-		cmd->cpl_result = 0;
-		cmd->cpl_dw1 = 0;
-		/* Counted before anyone can see the completion. */
-		__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&cmd->state, NVQ_CMD_RECOVERED | cid,
-				 __ATOMIC_RELEASE);
-		n++;
+		n += recover_one(cmd, st, err, counter);
 	}
 	free(cids);
 	if (n)
@@ -142,7 +150,6 @@ unsigned int nvq_req_reset_collect(struct nvq_queue *q, int err,
 	for (tag = 0; tag < q->nr_tags; tag++) {
 		struct nvq_cmd *cmd = &q->cmds[tag];
 		uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_ACQUIRE);
-		uint32_t cid = st & 0xffff;
 
 		if (!(st & NVQ_CMD_INFLIGHT))
 			continue;
@@ -154,19 +161,7 @@ unsigned int nvq_req_reset_collect(struct nvq_queue *q, int err,
 			kept++;
 			continue;
 		}
-		if (!__atomic_compare_exchange_n(&cmd->state, &st, cid, false,
-						 __ATOMIC_ACQUIRE,
-						 __ATOMIC_RELAXED))
-			continue;
-		cmd->cpl_err =
-			cmd->tmo == (NVQ_TMO_ABORTED | cid) ? -ETIMEDOUT : err;
-		cmd->cpl_status = 0;
-		cmd->cpl_result = 0;
-		cmd->cpl_dw1 = 0;
-		__atomic_fetch_add(failed, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&cmd->state, NVQ_CMD_RECOVERED | cid,
-				 __ATOMIC_RELEASE);
-		n++;
+		n += recover_one(cmd, st, err, failed);
 	}
 	if (n)
 		__atomic_store_n(&q->recovered, 1, __ATOMIC_RELEASE);
