@@ -738,7 +738,6 @@ unsigned int nvq_queue_restart(struct nvq_queue *q)
 	uint32_t now = __atomic_load_n(q->clock, __ATOMIC_RELAXED);
 	uint32_t tag, tail = 0, n = 0;
 
-	nvq_queue_rings_reset(q);
 	for (tag = 0; tag < q->nr_tags; tag++) {
 		struct nvq_cmd *cmd = &q->cmds[tag];
 		uint32_t st = __atomic_load_n(&cmd->state, __ATOMIC_ACQUIRE);

@@ -321,14 +321,17 @@ void nvq_queue_gate_open(struct nvq_queue **qs, unsigned int n, bool dead);
 unsigned int nvq_queue_drain_stopped(struct nvq_queue *q);
 
 /*
- * With the gate closed, once the device re-created the queue: empty rings
- * (CQ phase bits cleared, heads and tails 0, shadow doorbells 0), then
- * every command still NVQ_CMD_INFLIGHT posted again in tag order, and the
- * doorbell rung. Returns how many were posted.
+ * With the gate closed, once the device re-created the queue on rings that
+ * nvq_queue_rings_reset() emptied: every command still NVQ_CMD_INFLIGHT
+ * posted again in tag order, and the doorbell rung. Returns how many were
+ * posted.
  */
 unsigned int nvq_queue_restart(struct nvq_queue *q);
 
-/* Reset the ring state of the admin queue (its gate is admin_lock). */
+/*
+ * Empty rings: CQ phase bits cleared, heads and tails 0 (an I/O queue's
+ * gate closed; the admin queue's gate is admin_lock).
+ */
 void nvq_queue_rings_reset(struct nvq_queue *q);
 
 /* Wake whoever reaps @q: a waiter or completion thread on its vector. */
