@@ -255,8 +255,12 @@ static void run_cell(const struct cell *cell, enum nvq_mode mode, bool excl)
 	}
 	if (strstr(cell->fault, "dup-cqe") || strstr(cell->fault, "bad-"))
 		CHECK(st.bad_cqes >= 1);
-	if (strstr(cell->fault, "no-irq") && mode != NVQ_MODE_POLL)
-		CHECK(st.lost_interrupts >= 1);
+	/*
+	 * no-irq: that no waiter hung (the alarm) is what this cell shows.
+	 * Whether the watchdog had to stand in depends on whether the reaper
+	 * slept before the CQEs came, which a loaded machine decides; the
+	 * counting itself is checked deterministically in test_timeout.c.
+	 */
 	if (strstr(cell->fault, "delay") || strstr(cell->fault, "drop"))
 		CHECK(st.aborts >= 1);
 	if (cell->reset) {
