@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -44,6 +45,62 @@ static void state(int cpu, int k, const char *name, unsigned long long t)
 	snprintf(rel, sizeof(rel), "cpu%d/cpuidle/state%d/time", cpu, k);
 	snprintf(val, sizeof(val), "%llu\n", t);
 	put(rel, val);
+}
+
+/* Write @text to @path. */
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+/* /proc/stat: the "cpu" line's busy and total time, and the CPU count. */
+static void test_machine(void)
+{
+	struct perf_machine_snap m;
+	char path[256];
+
+	snprintf(path, sizeof(path), "/tmp/nvq-perf-stat.%d", getpid());
+	/* user nice system idle iowait irq softirq steal guest guest_nice */
+	write_file(path, "cpu  100 2 30 1000 7 4 5 6 50 1\n"
+			 "cpu0 50 1 15 500 3 2 2 3 25 0\n"
+			 "cpu1 50 1 15 500 4 2 3 3 25 1\n"
+			 "intr 12345 0 0\n"
+			 "ctxt 999\n"
+			 "cpufreq 1\n");
+	CHECK(perf_machine_snapshot(&m, path, 100) == 0);
+	/* busy: 100 + 2 + 30 + 4 + 5 + 6 ticks; guest is inside user */
+	CHECK_EQ(m.busy_ns, 147ull * 10000000ull);
+	CHECK_EQ(m.total_ns, (147ull + 1007ull) * 10000000ull);
+	CHECK_EQ(m.nr_cpus, 2u);
+	CHECK(perf_machine_snapshot(&m, path, 1000) == 0);
+	CHECK_EQ(m.busy_ns, 147ull * 1000000ull);
+
+	/* An old kernel's five fields are enough. */
+	write_file(path, "cpu 1 2 3 4 5\ncpu0 1 2 3 4 5\n");
+	CHECK(perf_machine_snapshot(&m, path, 100) == 0);
+	CHECK_EQ(m.busy_ns, 6ull * 10000000ull);
+	CHECK_EQ(m.total_ns, 15ull * 10000000ull);
+
+	/* Not a /proc/stat: no figures. */
+	write_file(path, "cpu 1 2 3\n");
+	CHECK(perf_machine_snapshot(&m, path, 100) == -EINVAL);
+	write_file(path, "intr 1\ncpu0 1 2 3 4 5\n");
+	CHECK(perf_machine_snapshot(&m, path, 100) == -EINVAL);
+	write_file(path, "");
+	CHECK(perf_machine_snapshot(&m, path, 100) == -EINVAL);
+	unlink(path);
+	CHECK(perf_machine_snapshot(&m, path, 100) == -ENOENT);
+
+	/* The real one, with the real tick rate. */
+	CHECK(perf_machine_snapshot(&m, NULL, 0) == 0);
+	CHECK(m.nr_cpus >= 1 && m.total_ns >= m.busy_ns && m.total_ns > 0);
 }
 
 int main(void)
@@ -101,10 +158,12 @@ int main(void)
 	CHECK(perf_idle_snapshot(&a, "/nonexistent-nvq") == -ENOENT);
 
 	/* CPU time moves forward while we burn some. */
-	perf_cpu_snapshot(&c0);
+	CHECK(perf_cpu_snapshot(&c0) == 0);
 	for (i = 0; i < 20000000; i++)
 		x += i * 0.5;
-	perf_cpu_snapshot(&c1);
+	CHECK(perf_cpu_snapshot(&c1) == 0);
 	CHECK(c1.usr_ns + c1.sys_ns > c0.usr_ns + c0.sys_ns);
+
+	test_machine();
 	return T_EXIT_PASS;
 }

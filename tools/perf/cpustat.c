@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,13 +232,13 @@ void perf_idle_free(struct perf_idle *r)
 	memset(r, 0, sizeof(*r));
 }
 
-void perf_cpu_snapshot(struct perf_cpu_snap *s)
+int perf_cpu_snapshot(struct perf_cpu_snap *s)
 {
 	struct rusage ru;
 
 	memset(s, 0, sizeof(*s));
 	if (getrusage(RUSAGE_SELF, &ru))
-		return;
+		return -errno;
 	s->usr_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull +
 		    (uint64_t)ru.ru_utime.tv_usec * 1000;
 	s->sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull +
@@ -246,4 +247,63 @@ void perf_cpu_snapshot(struct perf_cpu_snap *s)
 	s->ivctx = (uint64_t)ru.ru_nivcsw;
 	s->majflt = (uint64_t)ru.ru_majflt;
 	s->minflt = (uint64_t)ru.ru_minflt;
+	return 0;
+}
+
+static uint64_t ticks_ns(uint64_t ticks, long hz)
+{
+	return (uint64_t)((unsigned __int128)ticks * 1000000000u /
+			  (unsigned long)hz);
+}
+
+int perf_machine_snapshot(struct perf_machine_snap *s, const char *path,
+			  long hz)
+{
+	/* user nice system idle iowait irq softirq steal (guest, guest_nice
+	 * are already in user and nice) */
+	uint64_t v[8] = { 0 };
+	char line[512];
+	bool have_cpu = false;
+	unsigned int n = 0;
+	FILE *f;
+
+	memset(s, 0, sizeof(*s));
+	if (!hz)
+		hz = sysconf(_SC_CLK_TCK);
+	if (hz <= 0)
+		return -EINVAL;
+	f = fopen(path ? path : "/proc/stat", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 3, *end;
+
+		if (strncmp(line, "cpu", 3))
+			continue;
+		if (isdigit((unsigned char)*p)) {
+			s->nr_cpus++;
+			continue;
+		}
+		if (*p != ' ' || have_cpu)
+			continue;
+		have_cpu = true;
+		for (n = 0; n < 8; n++) {
+			while (*p == ' ')
+				p++;
+			if (!isdigit((unsigned char)*p))
+				break;
+			errno = 0;
+			v[n] = strtoull(p, &end, 10);
+			if (errno)
+				break;
+			p = end;
+		}
+	}
+	fclose(f);
+	/* Linux has had the first five since 2.6 */
+	if (!have_cpu || n < 5)
+		return -EINVAL;
+	s->busy_ns = ticks_ns(v[0] + v[1] + v[2] + v[5] + v[6] + v[7], hz);
+	s->total_ns = s->busy_ns + ticks_ns(v[3] + v[4], hz);
+	return 0;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the CPUs did during a run: process user/system time (getrusage)
- * and per-CPU cpuidle residency from
- * /sys/devices/system/cpu/cpuN/cpuidle/stateK/{name,time}.
+ * What the CPUs did during a run: process user/system time (getrusage),
+ * the whole machine's busy time (/proc/stat) and per-CPU cpuidle residency
+ * from /sys/devices/system/cpu/cpuN/cpuidle/stateK/{name,time}.
  */
 #ifndef NVQ_PERF_CPUSTAT_H
 #define NVQ_PERF_CPUSTAT_H
@@ -57,7 +57,33 @@ struct perf_cpu_snap {
 	uint64_t majflt; /* page faults that needed I/O */
 	uint64_t minflt; /* page faults that did not */
 };
-/* Read the process's CPU time (all threads) now. */
-void perf_cpu_snapshot(struct perf_cpu_snap *s);
+/* Read the process's CPU time (all threads) now: 0, or -errno (then *@s
+ * is zero). */
+int perf_cpu_snapshot(struct perf_cpu_snap *s);
+
+/*
+ * The machine's CPU time at one moment, all CPUs summed, from the "cpu"
+ * line of /proc/stat. busy = user + nice + system + irq + softirq + steal
+ * (guest time is inside user and nice); idle and iowait are not busy.
+ * The kernel counts its idle loop as idle, polling in it too (cpuidle's
+ * POLL state, haltpoll): that shows in the cpuidle residency only.
+ */
+struct perf_machine_snap {
+	uint64_t busy_ns;
+	uint64_t total_ns; /* busy + idle + iowait */
+	unsigned int nr_cpus; /* "cpuN" lines */
+};
+
+/*
+ * Read @path (NULL: /proc/stat); ticks become ns with @hz ticks per
+ * second (0: sysconf(_SC_CLK_TCK)). Returns 0, -errno when the file cannot
+ * be read, or -EINVAL when its "cpu" line is not there or malformed.
+ */
+int perf_machine_snapshot(struct perf_machine_snap *s, const char *path,
+			  long hz);
+
+/* Name of cpuidle's polling state (x86 poll_idle): time in it is a CPU
+ * spinning in the kernel's idle loop. */
+#define PERF_IDLE_POLL_STATE "POLL"
 
 #endif /* NVQ_PERF_CPUSTAT_H */
