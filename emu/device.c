@@ -294,6 +294,8 @@ static void free_all(struct nvq_emu *c)
 	if (c->iommu.table)
 		emu_iommu_fini(&c->iommu);
 	free(c->irq_fds);
+	free(c->irq_mask);
+	free(c->irq_pend);
 	free(c->feat.irq_cd);
 	free(c->batch);
 	free(c->heap);
@@ -347,6 +349,8 @@ int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **out)
 	c->active = calloc(nq, sizeof(*c->active));
 	c->batch = calloc(nq, sizeof(*c->batch));
 	c->irq_fds = malloc(c->nr_vec * sizeof(*c->irq_fds));
+	c->irq_mask = calloc(c->nr_vec, 1);
+	c->irq_pend = calloc(c->nr_vec, 1);
 	c->feat.irq_cd = calloc(c->nr_vec, 1);
 	/* Admin data (Identify, logs, DSM ranges) is at most 4 KiB. */
 	c->bounce_len = 8192;
@@ -355,8 +359,8 @@ int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **out)
 	c->max_segs = (uint32_t)(seg_bytes / 4096 + 4);
 	c->segs = malloc(c->max_segs * sizeof(*c->segs));
 	if (!c->dbs || !c->db_live || !c->sqs || !c->cqs || !c->active ||
-	    !c->batch || !c->irq_fds || !c->feat.irq_cd || !c->bounce ||
-	    !c->segs) {
+	    !c->batch || !c->irq_fds || !c->irq_mask || !c->irq_pend ||
+	    !c->feat.irq_cd || !c->bounce || !c->segs) {
 		ret = emu_err(-ENOMEM, "emu: out of memory");
 		goto fail;
 	}
@@ -423,6 +427,32 @@ int nvq_emu_irq_fd(const struct nvq_emu *c, unsigned int vector)
 	if (vector >= c->nr_vec)
 		return -EINVAL;
 	return c->irq_fds[vector];
+}
+
+static void irq_raise(int fd)
+{
+	uint64_t one = 1;
+
+	if (write(fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN only near 2^64: signalled already */
+	}
+}
+
+int nvq_emu_irq_mask(struct nvq_emu *c, unsigned int vector, bool masked)
+{
+	if (vector >= c->nr_vec)
+		return -EINVAL;
+	__atomic_store_n(&c->irq_mask[vector], masked, __ATOMIC_SEQ_CST);
+	/* Unmasked with the pending bit set: the message goes out now. */
+	if (!masked &&
+	    __atomic_exchange_n(&c->irq_pend[vector], 0, __ATOMIC_SEQ_CST))
+		irq_raise(c->irq_fds[vector]);
+	return 0;
+}
+
+uint64_t nvq_emu_irq_held(const struct nvq_emu *c)
+{
+	return __atomic_load_n(&c->irq_held, __ATOMIC_RELAXED);
 }
 
 const struct nvq_emu_params *nvq_emu_params(const struct nvq_emu *c)

@@ -221,6 +221,14 @@ int nvq_emu_dma_unmap(struct nvq_emu *emu, void *vaddr, size_t len);
 /* Number of MSI-X vectors, and the eventfd of @vector (-EINVAL if none). */
 unsigned int nvq_emu_nr_vectors(const struct nvq_emu *emu);
 int nvq_emu_irq_fd(const struct nvq_emu *emu, unsigned int vector);
+/*
+ * Mask or unmask @vector as an MSI-X mask bit does: while masked, a signal
+ * sets the vector's pending bit instead of its eventfd; unmasking with the
+ * bit set signals it. Any thread. 0 or -EINVAL.
+ */
+int nvq_emu_irq_mask(struct nvq_emu *emu, unsigned int vector, bool masked);
+/* Signals held back by masks so far (each costs no eventfd write). */
+uint64_t nvq_emu_irq_held(const struct nvq_emu *emu);
 
 /* The parameters the controller was created with. */
 const struct nvq_emu_params *nvq_emu_params(const struct nvq_emu *emu);

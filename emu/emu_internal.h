@@ -275,6 +275,14 @@ struct nvq_emu {
 
 	struct nvq_emu_params p;
 	int *irq_fds;
+	/*
+	 * Per vector, MSI-X style (nvq_emu_irq_mask()): masked, and a signal
+	 * held back while masked (the pending bit). Atomic: the host side
+	 * writes irq_mask, the device thread irq_pend.
+	 */
+	uint8_t *irq_mask;
+	uint8_t *irq_pend;
+	uint64_t irq_held; /* signals held back by a mask (device thread) */
 	uint32_t nr_vec;
 	pthread_t thread;
 	bool thread_started;

@@ -522,6 +522,21 @@ static void signal_vector(struct nvq_emu *c, uint16_t iv)
 {
 	uint64_t one = 1;
 
+	/*
+	 * A masked vector sets its pending bit instead. The host stores the
+	 * mask before it takes the pending bit, we store the pending bit
+	 * before we look at the mask again: one of the two sends it.
+	 */
+	if (__atomic_load_n(&c->irq_mask[iv], __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&c->irq_pend[iv], 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&c->irq_mask[iv], __ATOMIC_SEQ_CST) ||
+		    !__atomic_exchange_n(&c->irq_pend[iv], 0,
+					 __ATOMIC_SEQ_CST)) {
+			__atomic_store_n(&c->irq_held, c->irq_held + 1,
+					 __ATOMIC_RELAXED);
+			return;
+		}
+	}
 	/* EAGAIN only if the counter is near 2^64: already signalled. */
 	if (write(c->irq_fds[iv], &one, sizeof(one)) < 0) {
 		/* nothing to do */

@@ -16,7 +16,8 @@
  * own I/O queue while the controller has enough of them. In thread mode a
  * controller stays open until the engine is unloaded, so that a RAM-backed
  * emulated device keeps its data from one job to the next. The completion
- * mode, the CPU latency QoS knobs (cpu_lat_limit_us, cpu_lat_timeout_ms)
+ * mode, the CPU latency QoS knobs (cpu_lat_limit_us, cpu_lat_timeout_ms,
+ * cpu_lat_method)
  * and the command timeouts (io_timeout_ms, admin_timeout_ms), given to
  * nvq_open() through struct nvq_opts, belong to the controller: jobs
  * running at the same time on one must agree on them.
@@ -83,6 +84,8 @@ struct nvq_fio_options {
 	char *cpu_lat_limit; /* as written; parsed into cpu_lat_limit_us */
 	int cpu_lat_limit_us; /* NVQ_QOS_OFF, NVQ_QOS_AUTO or microseconds */
 	unsigned int cpu_lat_timeout_ms;
+	char *cpu_lat_method_s; /* as written; parsed into cpu_lat_method */
+	enum nvq_qos_method cpu_lat_method;
 	char *io_timeout; /* as written; parsed into io_timeout_ms */
 	char *admin_timeout;
 	unsigned int io_timeout_ms; /* 0: the library's default */
@@ -94,6 +97,7 @@ struct ctrl_settings {
 	enum nvq_mode mode;
 	int cpu_lat_limit_us;
 	unsigned int cpu_lat_timeout_ms;
+	enum nvq_qos_method cpu_lat_method;
 	unsigned int io_timeout_ms; /* as the options say: 0 = default */
 	unsigned int admin_timeout_ms;
 };
@@ -301,6 +305,7 @@ static void settings_of(const struct nvq_fio_options *o,
 	set->mode = o->mode;
 	set->cpu_lat_limit_us = o->cpu_lat_limit_us;
 	set->cpu_lat_timeout_ms = o->cpu_lat_timeout_ms;
+	set->cpu_lat_method = o->cpu_lat_method;
 	set->io_timeout_ms = o->io_timeout_ms;
 	set->admin_timeout_ms = o->admin_timeout_ms;
 }
@@ -326,6 +331,10 @@ static bool same_ctrl_settings(const struct nvq_fio_options *o,
 	else if (o->cpu_lat_timeout_ms != b->cpu_lat_timeout_ms)
 		snprintf(buf, len, "cpu_lat_timeout_ms=%u against %u",
 			 o->cpu_lat_timeout_ms, b->cpu_lat_timeout_ms);
+	else if (o->cpu_lat_method != b->cpu_lat_method)
+		snprintf(buf, len, "cpu_lat_method=%s against %s",
+			 nvq_qos_method_name(o->cpu_lat_method),
+			 nvq_qos_method_name(b->cpu_lat_method));
 	else if (o->io_timeout_ms != b->io_timeout_ms)
 		snprintf(buf, len, "io_timeout_ms=%u against %u",
 			 o->io_timeout_ms, b->io_timeout_ms);
@@ -395,6 +404,10 @@ static int settings_apply(struct dev *d, const struct nvq_fio_options *o)
 	int rc;
 
 	rc = nvq_qos_set_timeout(qc, o->cpu_lat_timeout_ms);
+	/* auto after auto keeps the controller's default ($NVQ_QOS_METHOD) */
+	if (!rc && (o->cpu_lat_method != NVQ_QOS_METHOD_AUTO ||
+		    d->set.cpu_lat_method != NVQ_QOS_METHOD_AUTO))
+		rc = nvq_qos_set_method(qc, o->cpu_lat_method);
 	if (!rc)
 		rc = nvq_qos_set_limit(qc, o->cpu_lat_limit_us);
 	if (rc) {
@@ -495,6 +508,7 @@ static int dev_get(struct thread_data *td, const char *uri, bool probe,
 	opts.mode = mode;
 	opts.cpu_lat_limit_us = o->cpu_lat_limit_us;
 	opts.cpu_lat_timeout_ms = o->cpu_lat_timeout_ms;
+	opts.cpu_lat_method = o->cpu_lat_method;
 	opts.io_timeout_ms = o->io_timeout_ms;
 	opts.admin_timeout_ms = o->admin_timeout_ms;
 	if (o->queues)
@@ -1651,6 +1665,18 @@ static int parse_cpu_lat_limit(void *data, const char *s)
 	return 0;
 }
 
+/* fio option callback: cpu_lat_method=auto|cpuidle|poll|hybrid. */
+static int parse_cpu_lat_method(void *data, const char *s)
+{
+	struct nvq_fio_options *o = data;
+
+	if (nvq_qos_parse_method(s, &o->cpu_lat_method)) {
+		log_err("nvq: cpu_lat_method: %s\n", nvq_errmsg());
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * A command timeout: decimal or 0x hex milliseconds, 0..NVQ_TIMEOUT_MS_MAX,
  * nothing else (fio's own integer parser takes "-1" and suffixes).
@@ -1793,6 +1819,22 @@ static struct fio_option options[] = {
 			"than this: off, auto (from the cpuidle states), 0 (no "
 			"idle at all) or N microseconds",
 		.def = "off",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "cpu_lat_method",
+		.lname = "nvq CPU latency method",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct nvq_fio_options, cpu_lat_method_s),
+		.cb = parse_cpu_lat_method,
+		.help = "How cpu_lat_limit_us is honoured: auto (cpuidle where "
+			"its governor honours limits and nvq may write them, "
+			"else a waiter method), cpuidle (PM QoS files), poll "
+			"(the waiter polls the CQ while the queue is active) "
+			"or hybrid (sleeps through most of the device time, "
+			"then polls)",
+		.def = "auto",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},

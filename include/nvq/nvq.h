@@ -70,6 +70,9 @@ enum nvq_mode {
  * @io_timeout_ms: I/O command timeout in ms; 0 = the default, 30 s as
  *	Linux's io_timeout; changeable later with nvq_ctrl_set_timeouts().
  *	What happens when it expires: docs/design.md, "Timeouts".
+ * @cpu_lat_method: how the CPU latency limit is honoured (enum
+ *	nvq_qos_method; 0 = NVQ_QOS_METHOD_AUTO); changeable later with
+ *	nvq_qos_set_method().
  *
  * Initialise with nvq_opts_init(), which records the size of the
  * structure the caller was built with in @size: the structure grows at
@@ -78,7 +81,7 @@ enum nvq_mode {
  * caller's fields it does not know unless they are zero, as the kernel's
  * clone3() does. Fields up to @admin_timeout_ms are NVQ_OPTS_SIZE_VER0;
  * NVQ_OPTS_SIZE_VER1 adds the CPU latency QoS fields, NVQ_OPTS_SIZE_VER2
- * @io_timeout_ms.
+ * @io_timeout_ms, NVQ_OPTS_SIZE_VER3 @cpu_lat_method.
  */
 struct nvq_opts {
 	uint32_t size;
@@ -94,6 +97,8 @@ struct nvq_opts {
 	unsigned int cpu_lat_timeout_ms;
 	/* ---- NVQ_OPTS_SIZE_VER2: + I/O timeout ---- */
 	unsigned int io_timeout_ms;
+	/* ---- NVQ_OPTS_SIZE_VER3: + how the QoS limit is honoured ---- */
+	enum nvq_qos_method cpu_lat_method;
 };
 
 /*
@@ -105,6 +110,7 @@ struct nvq_opts {
 #define NVQ_OPTS_SIZE_VER0 24u
 #define NVQ_OPTS_SIZE_VER1 32u
 #define NVQ_OPTS_SIZE_VER2 36u
+#define NVQ_OPTS_SIZE_VER3 40u
 
 /* Command timeouts: what 0 means (Linux's io_timeout and admin_timeout), and
  * the longest nvq takes (one hour). */

@@ -174,6 +174,163 @@ void nvq_qos_queue_stats(const struct nvq_qos_queue *qq,
 			 struct nvq_qos_stats *st);
 
 /**
+ * enum nvq_qos_method - How a limit is honoured.
+ * @NVQ_QOS_METHOD_AUTO: choose (the default): the cpuidle method where a
+ *	cpuidle governor honours the limit and nvq may write the PM QoS
+ *	files; otherwise nothing where the measured wake-up cost already
+ *	meets the limit, else the hybrid method.
+ * @NVQ_QOS_METHOD_CPUIDLE: PM QoS requests on the completion CPUs (the
+ *	sysfs or cpu_dma_latency backend): the kernel's idle loop keeps
+ *	them out of slow idle states. Changes nothing where the machine has
+ *	no cpuidle states, and needs permission to write the files.
+ * @NVQ_QOS_METHOD_POLL: waiter polling, needing neither cpuidle nor root:
+ *	while the queue is active, the thread waiting for its completions
+ *	(the nvq_wait() caller, the completion thread) polls the CQ instead
+ *	of sleeping, with the queue's interrupt masked where the transport
+ *	can; when the queue goes idle it unmasks, looks at the CQ once more
+ *	and sleeps.
+ * @NVQ_QOS_METHOD_HYBRID: waiter polling that first sleeps through the
+ *	part of the expected device time that exceeds the wake-up cost
+ *	(nvq_qos_wake_cost()), then polls; on fast media it polls.
+ * @NVQ_QOS_METHOD_NONE: only in struct nvq_qos_method_info: nothing is
+ *	done (limit off, or the platform meets the limit by itself).
+ *
+ * A controller starts with the method named by $NVQ_QOS_METHOD ("auto",
+ * "cpuidle", "poll", "hybrid"; for applications that offer no option, and
+ * for tests), else auto; nvq_opts.cpu_lat_method other than auto and
+ * nvq_qos_set_method() override it.
+ */
+enum nvq_qos_method {
+	NVQ_QOS_METHOD_AUTO = 0,
+	NVQ_QOS_METHOD_CPUIDLE = 1,
+	NVQ_QOS_METHOD_POLL = 2,
+	NVQ_QOS_METHOD_HYBRID = 3,
+	NVQ_QOS_METHOD_NONE = 4,
+};
+
+/**
+ * nvq_qos_parse_method() - Parse a method name.
+ * @s: "auto", "cpuidle", "poll" or "hybrid".
+ * @method: set on success.
+ *
+ * Return: 0, or -EINVAL with a message.
+ */
+int nvq_qos_parse_method(const char *s, enum nvq_qos_method *method);
+
+/**
+ * nvq_qos_method_name() - The name of a method.
+ * @method: a method.
+ *
+ * Return: "auto", "cpuidle", "poll", "hybrid", "none", or "?" for an
+ * unknown value.
+ */
+const char *nvq_qos_method_name(enum nvq_qos_method method);
+
+/**
+ * nvq_qos_set_method() - Choose how a controller's limit is honoured.
+ * @qc: the controller's QoS state (nvq_ctrl_qos()).
+ * @method: any but NVQ_QOS_METHOD_NONE.
+ *
+ * Active queues switch at once. Any thread, at any time. The first choice
+ * that needs the wake-up cost measures it (nvq_qos_wake_cost()).
+ *
+ * Return: 0, or -EINVAL for a NULL @qc or an unknown @method.
+ */
+int nvq_qos_set_method(struct nvq_qos_ctrl *qc, enum nvq_qos_method method);
+
+/**
+ * struct nvq_qos_wake - The platform's cost of waking a sleeping thread.
+ * @p50_ns: median time from an eventfd write on one CPU to the return of
+ *	the read() that slept on it on another, after ~150 us of sleep.
+ * @p99_ns: its 99th percentile.
+ * @write_ns: median cost of the waking write() itself.
+ * @samples: round trips measured (0: not measured).
+ * @source: "measured", "env" ($NVQ_QOS_WAKE_NS="P50[,P99]" in ns, for
+ *	tests and for machines where the measurement misleads) or "" when
+ *	it could not be measured.
+ */
+struct nvq_qos_wake {
+	uint64_t p50_ns;
+	uint64_t p99_ns;
+	uint64_t write_ns;
+	unsigned int samples;
+	char source[12];
+};
+
+/**
+ * nvq_qos_wake_cost() - Measure (once per process) the wake-up cost.
+ * @w: filled with the result (NULL: just measure).
+ *
+ * A few hundred eventfd round trips between two threads, on two CPUs
+ * where the process may use two, each after a short sleep: tens of
+ * milliseconds, once; later calls return the cached result. Any thread.
+ *
+ * Return: 0, or a negative errno (a thread or eventfd could not be made)
+ * with a message; then @w->samples is 0.
+ */
+int nvq_qos_wake_cost(struct nvq_qos_wake *w);
+
+/**
+ * struct nvq_qos_method_info - How a controller's limit is honoured now.
+ * @requested: as set (nvq_qos_set_method(), nvq_opts.cpu_lat_method).
+ * @method: what active queues do: NVQ_QOS_METHOD_CPUIDLE, _POLL, _HYBRID
+ *	or _NONE.
+ * @why: the reason for @method, in words.
+ * @wake: the wake-up cost where it was measured for the choice
+ *	(@wake.samples 0 otherwise).
+ *
+ * Filled by nvq_qos_method_info().
+ */
+struct nvq_qos_method_info {
+	enum nvq_qos_method requested;
+	enum nvq_qos_method method;
+	char why[256];
+	struct nvq_qos_wake wake;
+};
+
+/**
+ * nvq_qos_method_info() - Describe how a controller's limit is honoured.
+ * @qc: the controller's QoS state (NULL: the defaults).
+ * @mi: filled (NULL: no-op).
+ */
+void nvq_qos_method_info(const struct nvq_qos_ctrl *qc,
+			 struct nvq_qos_method_info *mi);
+
+/**
+ * struct nvq_qos_poll_stats - What a queue's waiters did for the limit.
+ * @polls: waits that polled the CQ (waiter polling or hybrid).
+ * @poll_ns: time spent polling.
+ * @sleeps: hybrid sleeps before polling.
+ * @sleep_ns: time asked for in those sleeps.
+ * @overslept: hybrid sleeps after which the completion was already there
+ *	(the estimate then shrinks).
+ * @est_ns: the hybrid estimate of the time from a wait to the next
+ *	completion (0: none yet).
+ * @idle_sleeps: waits that slept on the interrupt although the method
+ *	polls, because the queue had gone idle (the inactivity timeout).
+ * @masked: times the queue's interrupt was masked for polling (0 where
+ *	the transport cannot mask).
+ */
+struct nvq_qos_poll_stats {
+	uint64_t polls;
+	uint64_t poll_ns;
+	uint64_t sleeps;
+	uint64_t sleep_ns;
+	uint64_t overslept;
+	uint64_t est_ns;
+	uint64_t idle_sleeps;
+	uint64_t masked;
+};
+
+/**
+ * nvq_qos_queue_poll_stats() - Read a queue's waiter counters.
+ * @qq: the queue's QoS activity (nvq_queue_qos()).
+ * @st: filled (all zero when @qq is NULL; NULL: no-op).
+ */
+void nvq_qos_queue_poll_stats(const struct nvq_qos_queue *qq,
+			      struct nvq_qos_poll_stats *st);
+
+/**
  * struct nvq_qos_holder - A limit recorded in the QoS state file.
  * @cpu: the CPU it is on.
  * @pid: the process that placed it.

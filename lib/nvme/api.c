@@ -9,8 +9,10 @@
 #include "ctrl.h"
 #include "queue.h"
 
-_Static_assert(sizeof(struct nvq_opts) == NVQ_OPTS_SIZE_VER2,
-	       "struct nvq_opts grew: add NVQ_OPTS_SIZE_VER3 and accept it");
+_Static_assert(sizeof(struct nvq_opts) == NVQ_OPTS_SIZE_VER3,
+	       "struct nvq_opts grew: add NVQ_OPTS_SIZE_VER4 and accept it");
+_Static_assert(offsetof(struct nvq_opts, cpu_lat_method) == NVQ_OPTS_SIZE_VER2,
+	       "release 0.3 fields moved");
 _Static_assert(offsetof(struct nvq_opts, io_timeout_ms) == NVQ_OPTS_SIZE_VER1,
 	       "release 0.2 fields moved");
 _Static_assert(offsetof(struct nvq_opts, cpu_lat_limit_us) ==

@@ -7,26 +7,88 @@
  * starts no other threads.
  */
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "lock.h"
 #include "qos.h"
 #include "queue.h"
+#include "transport.h"
+
+/* Whether any queue of the vector is active with a polling method. */
+static bool any_spin(const struct nvq_vector *v)
+{
+	unsigned int i;
+
+	for (i = 0; i < v->nr_queues; i++)
+		if (__atomic_load_n(&v->queues[i]->qos_spin, __ATOMIC_ACQUIRE))
+			return true;
+	return false;
+}
+
+/*
+ * Waiter polling on the completion thread: reap the vector's queues
+ * without sleeping, the interrupt masked where possible (this thread is
+ * its only consumer), for as long as one of them is active; then unmask
+ * and reap once more before sleeping again (the NAPI order).
+ */
+static void cthread_spin(struct nvq_vector *v)
+{
+	bool yield = v->t && v->t->host_cpu, masked;
+	uint64_t t0 = nvq_now_ns();
+	unsigned int i, n = 0, idle = 0;
+
+	pthread_mutex_lock(&v->lock);
+	masked = nvq_vector_set_mask(v, true);
+	pthread_mutex_unlock(&v->lock);
+	for (i = 0; i < v->nr_queues; i++) {
+		struct nvq_qos_queue *qq = v->queues[i]->qos;
+
+		if (qq && masked)
+			__atomic_fetch_add(&qq->w.masked, 1, __ATOMIC_RELAXED);
+	}
+	for (;;) {
+		int done = 0;
+
+		for (i = 0; i < v->nr_queues; i++)
+			done += nvq_queue_reap(v->queues[i], 0);
+		if (done) {
+			idle = 0;
+			continue;
+		}
+		if (++n % 16 == 0) {
+			if (!any_spin(v) || READ_ONCE(v->stop))
+				break;
+			if (yield && ++idle % 4 == 0)
+				sched_yield();
+		}
+		cpu_relax();
+	}
+	for (i = 0; i < v->nr_queues; i++) {
+		struct nvq_qos_queue *qq = v->queues[i]->qos;
+
+		if (qq) {
+			__atomic_fetch_add(&qq->w.polls, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&qq->w.poll_ns, nvq_now_ns() - t0,
+					   __ATOMIC_RELAXED);
+		}
+	}
+	pthread_mutex_lock(&v->lock);
+	nvq_vector_set_mask(v, false);
+	pthread_mutex_unlock(&v->lock);
+}
 
 static void *cthread_main(void *arg)
 {
 	struct nvq_vector *v = arg;
-	struct pollfd pfd[2] = {
-		{ .fd = v->fd, .events = POLLIN },
-		{ .fd = v->stop_fd, .events = POLLIN },
-	};
+	struct epoll_event ev;
 	unsigned int i;
-	uint64_t val;
+	int r;
 
 	for (;;) {
 		/*
@@ -42,27 +104,43 @@ static void *cthread_main(void *arg)
 					nvq_qos_note_cpu(v->queues[i]->qos,
 							 cpu);
 		}
-		if (poll(pfd, 2, -1) < 0) {
+		if (any_spin(v))
+			cthread_spin(v);
+		/*
+		 * Reap before sleeping: the edge of a CQE posted after this
+		 * look wakes the epoll_wait() below, so none is lost; one
+		 * posted before it is reaped here.
+		 */
+		for (i = 0; i < v->nr_queues; i++)
+			nvq_queue_reap(v->queues[i], 0);
+		if (READ_ONCE(v->stop))
+			break;
+		/* One syscall per wake-up: edge-triggered, nothing to read. */
+		__atomic_store_n(&v->cthread_asleep, true, __ATOMIC_RELAXED);
+		r = epoll_wait(v->cthread_epfd, &ev, 1, -1);
+		__atomic_store_n(&v->cthread_asleep, false, __ATOMIC_RELAXED);
+		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if (pfd[1].revents)
+		if (ev.data.u32 == 1 || READ_ONCE(v->stop))
 			break;
-		/*
-		 * Consume the interrupt before reaping: a CQE posted after
-		 * the reap looked raises the eventfd again, so none is lost.
-		 * Each queue of the vector is credited with the wakeup.
-		 */
-		if (read(v->fd, &val, sizeof(val)) == sizeof(val))
-			for (i = 0; i < v->nr_queues; i++)
-				__atomic_fetch_add(
-					&v->queues[i]->stat_interrupts, 1,
-					__ATOMIC_RELAXED);
+		/* Each queue of the vector is credited with the wakeup. */
 		for (i = 0; i < v->nr_queues; i++)
-			nvq_queue_reap(v->queues[i], 0);
+			__atomic_fetch_add(&v->queues[i]->stat_interrupts, 1,
+					   __ATOMIC_RELAXED);
 	}
 	return NULL;
+}
+
+/* Watch @fd edge-triggered on @ep, tagged @tag. */
+static int watch(int ep, int fd, uint32_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET,
+				  .data.u32 = tag };
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
 int nvq_cthread_start(struct nvq_vector *v)
@@ -74,9 +152,21 @@ int nvq_cthread_start(struct nvq_vector *v)
 
 	if (v->thread_running)
 		return 0;
+	v->stop = false;
 	v->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (v->stop_fd < 0)
 		return nvq_err(-errno, "eventfd: %s", strerror(errno));
+	v->cthread_epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (v->cthread_epfd < 0 || watch(v->cthread_epfd, v->fd, 0) ||
+	    watch(v->cthread_epfd, v->stop_fd, 1)) {
+		rc = -errno;
+		if (v->cthread_epfd >= 0)
+			close(v->cthread_epfd);
+		v->cthread_epfd = -1;
+		close(v->stop_fd);
+		v->stop_fd = -1;
+		return nvq_err(rc, "epoll: %s", strerror(-rc));
+	}
 	pthread_attr_init(&attr);
 	v->pinned = false;
 	if (v->cpu >= 0 && v->cpu < CPU_SETSIZE) {
@@ -97,6 +187,8 @@ int nvq_cthread_start(struct nvq_vector *v)
 	if (rc) {
 		close(v->stop_fd);
 		v->stop_fd = -1;
+		close(v->cthread_epfd);
+		v->cthread_epfd = -1;
 		return nvq_err(
 			-rc,
 			"cannot start the completion thread of vector %u: %s",
@@ -114,10 +206,13 @@ void nvq_cthread_stop(struct nvq_vector *v)
 
 	if (!v->thread_running)
 		return;
+	__atomic_store_n(&v->stop, true, __ATOMIC_RELEASE);
 	while (write(v->stop_fd, &one, sizeof(one)) < 0 && errno == EINTR)
 		;
 	pthread_join(v->thread, NULL);
 	close(v->stop_fd);
 	v->stop_fd = -1;
+	close(v->cthread_epfd);
+	v->cthread_epfd = -1;
 	v->thread_running = false;
 }

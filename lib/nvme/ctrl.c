@@ -240,6 +240,7 @@ static int identify_ctrl(struct nvq_ctrl *c)
  */
 static int setup_qos(struct nvq_ctrl *c, char *notes, size_t notes_len)
 {
+	struct nvq_qos_method_info mi;
 	struct nvq_qos_info info;
 	int rc;
 
@@ -251,12 +252,19 @@ static int setup_qos(struct nvq_ctrl *c, char *notes, size_t notes_len)
 	rc = nvq_qos_set_timeout(c->qos, c->opts.cpu_lat_timeout_ms ?
 						 c->opts.cpu_lat_timeout_ms :
 						 NVQ_QOS_TIMEOUT_MS_DEFAULT);
+	/*
+	 * The method first: with the limit still off, it measures nothing.
+	 * "auto" leaves the default ($NVQ_QOS_METHOD, else auto).
+	 */
+	if (!rc && c->opts.cpu_lat_method != NVQ_QOS_METHOD_AUTO)
+		rc = nvq_qos_set_method(c->qos, c->opts.cpu_lat_method);
 	if (!rc)
 		rc = nvq_qos_set_limit(c->qos, c->opts.cpu_lat_limit_us);
 	if (rc || c->opts.cpu_lat_limit_us == NVQ_QOS_OFF)
 		return rc;
 	nvq_qos_info(c->qos, &info);
-	if (info.status[0])
+	nvq_qos_method_info(c->qos, &mi);
+	if (info.status[0] && mi.method == NVQ_QOS_METHOD_CPUIDLE)
 		nvq_note(notes, notes_len, "CPU latency limit not applied: %s",
 			 info.status);
 	return 0;
@@ -373,7 +381,7 @@ static int copy_opts(struct nvq_opts *dst, const struct nvq_opts *src)
 	/* nvq_open() must not read past what the caller owns. */
 
 	if (n != NVQ_OPTS_SIZE_VER0 && n != NVQ_OPTS_SIZE_VER1 &&
-	    n < NVQ_OPTS_SIZE_VER2)
+	    n != NVQ_OPTS_SIZE_VER2 && n < NVQ_OPTS_SIZE_VER3)
 		return nvq_err(
 			-EINVAL,
 			"nvq_open: opts.size %zu is not a released size of struct nvq_opts (set up opts with nvq_opts_init())",
@@ -417,6 +425,11 @@ static int check_opts(const struct nvq_opts *o)
 			-EINVAL,
 			"CPU latency timeout %u ms is out of range (1..%d, 0 = default)",
 			o->cpu_lat_timeout_ms, NVQ_QOS_TIMEOUT_MS_MAX);
+	if ((unsigned int)o->cpu_lat_method > NVQ_QOS_METHOD_HYBRID)
+		return nvq_err(
+			-EINVAL,
+			"CPU latency method %d is unknown (0 auto, 1 cpuidle, 2 poll, 3 hybrid)",
+			(int)o->cpu_lat_method);
 	if (o->io_timeout_ms > NVQ_TIMEOUT_MS_MAX ||
 	    o->admin_timeout_ms > NVQ_TIMEOUT_MS_MAX)
 		return nvq_err(

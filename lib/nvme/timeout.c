@@ -131,13 +131,14 @@ static bool scan_queue(struct nvq_ctrl *c, struct nvq_queue *q, uint32_t now,
 
 	/*
 	 * Completions wait in the CQ: those commands are done, not late.
-	 * If nobody was told (the eventfd is not signalled), the interrupt
-	 * was lost: stand in for it, once per queue and period. In poll
-	 * mode the caller reaps when it polls.
+	 * If a thread sleeps on the vector past the timeout, or nobody was
+	 * told at all (the eventfd holds no signal), the interrupt was lost:
+	 * stand in for it, once per queue and period. In poll mode the
+	 * caller reaps when it polls.
 	 */
 	if (nvq_queue_pending(q)) {
-		if (q->mode != NVQ_MODE_POLL && !nvq_queue_irq_pending(q) &&
-		    oldest_late(q, now, tmo)) {
+		if (q->mode != NVQ_MODE_POLL && oldest_late(q, now, tmo) &&
+		    (nvq_queue_sleeping(q) || !nvq_queue_irq_pending(q))) {
 			__atomic_fetch_add(&c->st.lost_interrupts, 1,
 					   __ATOMIC_RELAXED);
 			nvq_queue_wake(q);

@@ -90,6 +90,12 @@ static int emu_irq_cpu(struct nvq_transport *t, unsigned int vector)
 	return (int)(vector % (unsigned int)et->nr_cpus);
 }
 
+static int emu_irq_mask(struct nvq_transport *t, unsigned int vector,
+			bool masked)
+{
+	return nvq_emu_irq_mask(to_emu(t), vector, masked);
+}
+
 static const struct nvq_transport_ops emu_ops = {
 	.name = "emu",
 	.close = emu_close,
@@ -102,6 +108,7 @@ static const struct nvq_transport_ops emu_ops = {
 	.dma_unmap = emu_dma_unmap,
 	.irq_fd = emu_irq_fd,
 	.irq_cpu = emu_irq_cpu,
+	.irq_mask = emu_irq_mask,
 };
 
 struct nvq_emu *nvq_emu_transport_device(struct nvq_transport *t)
@@ -130,6 +137,7 @@ int nvq_emu_transport_open(const char *params, struct nvq_transport **out)
 	cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	et->nr_cpus = cpus > 0 ? (int)cpus : 1;
 	et->t.ops = &emu_ops;
+	et->t.host_cpu = true; /* the device thread runs on our CPUs */
 	et->t.nr_vectors = nvq_emu_nr_vectors(et->emu);
 	et->t.numa_node = -1;
 	snprintf(et->t.name, sizeof(et->t.name), "emu:%s",

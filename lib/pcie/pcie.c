@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include "ctrl.h"
@@ -232,7 +233,10 @@ static int setup_vectors(struct nvq_ctrl *c)
 
 		v->index = i;
 		v->fd = -1;
+		v->epfd = -1;
 		v->stop_fd = -1;
+		v->cthread_epfd = -1;
+		v->t = c->t;
 		v->cpu = c->t->ops->irq_cpu(c->t, i);
 		pthread_mutex_init(&v->lock, NULL);
 		pthread_condattr_init(&ca);
@@ -321,7 +325,7 @@ static int create_queue(struct nvq_ctrl *c, unsigned int i, uint32_t depth)
 	/* Poll mode reaps on a spinning CPU: nothing to keep awake. */
 	if (c->opts.mode != NVQ_MODE_POLL) {
 		rc = nvq_qos_queue_create(c->qos, &q->stat_submitted,
-					  &q->qos_idle, &q->qos);
+					  &q->qos_idle, &q->qos_spin, &q->qos);
 		if (rc)
 			goto free_queue;
 	}
@@ -476,6 +480,16 @@ static int pcie_io_queues_create(struct nvq_ctrl *c, uint32_t depth,
 					"interrupt vector %u has no eventfd",
 					i);
 		}
+		if (c->opts.mode == NVQ_MODE_WAIT) {
+			struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+
+			v->epfd = epoll_create1(EPOLL_CLOEXEC);
+			if (v->epfd < 0 ||
+			    epoll_ctl(v->epfd, EPOLL_CTL_ADD, v->fd, &ev))
+				return nvq_err(-errno,
+					       "epoll for vector %u: %s", i,
+					       strerror(errno));
+		}
 	}
 	for (i = 0; i < c->nr_queues; i++) {
 		struct nvq_vector *v = c->queues[i]->vec;
@@ -565,6 +579,8 @@ static void pcie_queues_free(struct nvq_ctrl *c)
 	free(c->queues);
 	if (c->vectors) {
 		for (i = 0; i < c->nr_vectors; i++) {
+			if (c->vectors[i].epfd >= 0)
+				close(c->vectors[i].epfd);
 			pthread_mutex_destroy(&c->vectors[i].lock);
 			pthread_cond_destroy(&c->vectors[i].cond);
 			free(c->vectors[i].queues);

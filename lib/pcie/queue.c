@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 #include <linux/membarrier.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -497,10 +499,29 @@ int nvq_queue_posted_cids(struct nvq_queue *q, uint16_t *cids, unsigned int max,
 
 bool nvq_queue_irq_pending(const struct nvq_queue *q)
 {
-	struct pollfd pfd = { .fd = q->vec ? q->vec->fd : -1,
-			      .events = POLLIN };
+	int fd = q->vec ? q->vec->fd : -1;
+	uint64_t val, one = 1;
 
-	return pfd.fd >= 0 && poll(&pfd, 1, 0) == 1;
+	/*
+	 * Sleepers never read the counter (epoll, edge-triggered), so it
+	 * says nothing by itself: take it, and where it held a signal put
+	 * one back - a new edge, which wakes a sleeper that missed the
+	 * first one. Only the watchdog asks, once per late command.
+	 */
+	if (fd < 0 || read(fd, &val, sizeof(val)) != sizeof(val))
+		return false;
+	if (write(fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: signalled again meanwhile */
+	}
+	return true;
+}
+
+bool nvq_queue_sleeping(const struct nvq_queue *q)
+{
+	const struct nvq_vector *v = q->vec;
+
+	return v && (__atomic_load_n(&v->sleeper, __ATOMIC_RELAXED) ||
+		     __atomic_load_n(&v->cthread_asleep, __ATOMIC_RELAXED));
 }
 
 static void deadline_ts(uint64_t deadline_ns, struct timespec *ts)
@@ -509,20 +530,182 @@ static void deadline_ts(uint64_t deadline_ns, struct timespec *ts)
 	ts->tv_nsec = (long)(deadline_ns % 1000000000ull);
 }
 
+bool nvq_vector_set_mask(struct nvq_vector *v, bool on)
+{
+	const struct nvq_transport_ops *ops = v->t ? v->t->ops : NULL;
+
+	if (v->masked == on || v->nomask)
+		return v->masked;
+	if (!ops || !ops->irq_mask || ops->irq_mask(v->t, v->index, on) < 0) {
+		/* Unmasking cannot fail where masking worked. */
+		v->nomask = true;
+		return v->masked;
+	}
+	__atomic_store_n(&v->masked, on, __ATOMIC_RELAXED);
+	return on;
+}
+
+/*
+ * A polling waiter's hybrid sleep: 1 ns of timer slack for this thread
+ * while it sleeps so (the default 50 us would be most of the sleep), the
+ * thread's own value back once it sleeps on the interrupt again.
+ */
+static __thread long saved_slack = -1;
+
+static void slack_tight(void)
+{
+	if (saved_slack >= 0)
+		return;
+	saved_slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	if (saved_slack < 0 || prctl(PR_SET_TIMERSLACK, 1ul, 0, 0, 0))
+		saved_slack = -1;
+}
+
+static void slack_restore(void)
+{
+	if (saved_slack < 0)
+		return;
+	prctl(PR_SET_TIMERSLACK, (unsigned long)saved_slack, 0, 0, 0);
+	saved_slack = -1;
+}
+
+#define ADD(qq, f, v) __atomic_fetch_add(&(qq)->w.f, (v), __ATOMIC_RELAXED)
+
+/* Empty looks at the CQ between clock reads, and between yields of a CPU
+ * that a device on our CPUs may need. */
+#define SPIN_CLOCK_EVERY 16u
+#define SPIN_YIELD_EVERY 64u
+
+/*
+ * Hybrid: sleep before polling when the next completion is expected
+ * later than the wake-up cost and a margin from now. Returns the time
+ * asked for (0: no sleep).
+ */
+static uint64_t hybrid_sleep(struct nvq_qos_queue *qq, uint64_t t0,
+			     uint64_t deadline_ns)
+{
+	uint64_t est = __atomic_load_n(&qq->w.est_ns, __ATOMIC_RELAXED);
+	uint64_t wake = __atomic_load_n(&nvq_qos_wake_p50_ns, __ATOMIC_RELAXED);
+	uint64_t margin = wake / 2 + 2000, ns, until;
+	struct timespec ts;
+
+	if (!wake || est <= wake + margin + wake)
+		return 0;
+	ns = est - wake - margin;
+	until = t0 + ns;
+	if (deadline_ns && until > deadline_ns)
+		return 0;
+	slack_tight();
+	deadline_ts(until, &ts);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
+	ADD(qq, sleeps, 1);
+	ADD(qq, sleep_ns, ns);
+	return ns;
+}
+
+/* A new sample of the time from a wait to its completion. */
+static void est_update(struct nvq_qos_queue *qq, uint64_t sample)
+{
+	uint64_t est = __atomic_load_n(&qq->w.est_ns, __ATOMIC_RELAXED);
+
+	est = est ? est - est / 8 + sample / 8 : sample;
+	__atomic_store_n(&qq->w.est_ns, est, __ATOMIC_RELAXED);
+}
+
+/*
+ * Waiter polling: look at the CQ until a completion is there (0), the
+ * deadline passes (-ETIMEDOUT) or the queue went idle (-EAGAIN: sleep on
+ * the interrupt now). The vector is masked meanwhile where that is
+ * possible and no thread sleeps on it.
+ */
+static int spin_wait(struct nvq_vector *v, struct nvq_queue *q, uint8_t how,
+		     uint64_t deadline_ns)
+{
+	struct nvq_qos_queue *qq = q->qos;
+	bool yield = q->t && q->t->host_cpu;
+	uint64_t t0 = nvq_now_ns(), now = t0, slept = 0;
+	unsigned int n = 0;
+	int rc = 0;
+
+	if (!READ_ONCE(v->masked) && !v->nomask) {
+		pthread_mutex_lock(&v->lock);
+		if (!v->sleeper && !v->masked && nvq_vector_set_mask(v, true))
+			ADD(qq, masked, 1);
+		pthread_mutex_unlock(&v->lock);
+	}
+	if (how == NVQ_QOS_METHOD_HYBRID && !nvq_queue_pending(q)) {
+		slept = hybrid_sleep(qq, t0, deadline_ns);
+		if (slept && nvq_queue_pending(q)) {
+			/* Too long: the sample is censored; sleep less. */
+			uint64_t est = __atomic_load_n(&qq->w.est_ns,
+						       __ATOMIC_RELAXED);
+
+			__atomic_store_n(&qq->w.est_ns, est - est / 8,
+					 __ATOMIC_RELAXED);
+			ADD(qq, overslept, 1);
+			ADD(qq, polls, 1);
+			return 0;
+		}
+	}
+	for (;;) {
+		if (nvq_queue_pending(q))
+			break;
+		if (!(++n % SPIN_CLOCK_EVERY)) {
+			now = nvq_now_ns();
+			if (deadline_ns && now >= deadline_ns) {
+				rc = -ETIMEDOUT;
+				break;
+			}
+			if (!__atomic_load_n(&q->qos_spin, __ATOMIC_ACQUIRE)) {
+				rc = -EAGAIN;
+				break;
+			}
+			if (yield && !(n % SPIN_YIELD_EVERY))
+				sched_yield();
+		}
+		cpu_relax();
+	}
+	now = nvq_now_ns();
+	if (!rc && how == NVQ_QOS_METHOD_HYBRID)
+		est_update(qq, now - t0);
+	ADD(qq, polls, 1);
+	if (now - t0 > slept)
+		ADD(qq, poll_ns, now - t0 - slept);
+	return rc;
+}
+
 int nvq_vector_sleep(struct nvq_vector *v, struct nvq_queue *q,
 		     uint64_t deadline_ns)
 {
+	uint8_t spin = __atomic_load_n(&q->qos_spin, __ATOMIC_ACQUIRE);
 	uint64_t gen;
 	int rc = 0;
 
+	if (spin && q->qos) {
+		rc = spin_wait(v, q, spin, deadline_ns);
+		if (rc != -EAGAIN)
+			return rc;
+		rc = 0;
+	}
 	/*
 	 * This CPU takes the completions it sleeps for: keep it out of deep
 	 * idle while the queue is busy. One load and a branch once known;
 	 * noted before v->lock, as a new CPU takes the QoS lock.
 	 */
-	if (q->qos)
+	if (q->qos) {
 		nvq_qos_note_cpu(q->qos, sched_getcpu());
+		slack_restore();
+	}
 	pthread_mutex_lock(&v->lock);
+	/*
+	 * The NAPI order: unmask first, then look at the CQ - a completion
+	 * that came while masked is either seen here or re-raised by the
+	 * unmask, so the sleep below cannot miss it.
+	 */
+	if (v->masked)
+		nvq_vector_set_mask(v, false);
 	/*
 	 * Checked under v->lock: a CQE that appears after this check raises
 	 * the vector, which wakes the sleeper, which bumps gen under v->lock
@@ -533,12 +716,13 @@ int nvq_vector_sleep(struct nvq_vector *v, struct nvq_queue *q,
 		pthread_mutex_unlock(&v->lock);
 		return 0;
 	}
+	if (spin && q->qos)
+		ADD(q->qos, idle_sleeps, 1);
 	if (!v->sleeper) {
-		struct pollfd pfd = { .fd = v->fd, .events = POLLIN };
-		uint64_t val;
+		struct epoll_event ev;
 		int ms = -1, r;
 
-		v->sleeper = true;
+		__atomic_store_n(&v->sleeper, true, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&v->lock);
 		if (deadline_ns) {
 			uint64_t now = nvq_now_ns();
@@ -551,14 +735,18 @@ int nvq_vector_sleep(struct nvq_vector *v, struct nvq_queue *q,
 				ms = left > INT_MAX ? INT_MAX : (int)left;
 			}
 		}
-		r = poll(&pfd, 1, ms);
-		if (r > 0 && read(v->fd, &val, sizeof(val)) == sizeof(val))
+		/*
+		 * One syscall per wake-up: edge-triggered, nothing to read
+		 * afterwards (a signal after this returns is a new edge).
+		 */
+		r = epoll_wait(v->epfd, &ev, 1, ms);
+		if (r > 0)
 			__atomic_fetch_add(&q->stat_interrupts, 1,
 					   __ATOMIC_RELAXED);
 		if (r == 0)
 			rc = -ETIMEDOUT;
 		pthread_mutex_lock(&v->lock);
-		v->sleeper = false;
+		__atomic_store_n(&v->sleeper, false, __ATOMIC_RELAXED);
 		v->gen++;
 		pthread_cond_broadcast(&v->cond);
 		pthread_mutex_unlock(&v->lock);

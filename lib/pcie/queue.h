@@ -171,6 +171,12 @@ struct nvq_queue {
 	uint32_t *cq_lockp;
 	bool cq_locked;
 	uint8_t cq_busy; /* exclusive queues: sq_busy's twin for reapers */
+	/*
+	 * CPU latency QoS, written by QoS only: NVQ_QOS_METHOD_POLL or
+	 * _HYBRID while the queue is active and its waiters poll instead of
+	 * sleeping (nvq_vector_sleep(), the completion thread), else 0.
+	 */
+	uint8_t qos_spin;
 	uint16_t cq_db_last;
 	uint32_t cq_depth;
 	/* head | phase << 16, atomic so waiters can peek without the lock */
@@ -217,6 +223,20 @@ struct nvq_queue_params {
 struct nvq_vector {
 	unsigned int index;
 	int fd; /* the transport's eventfd, -1 if none */
+	/*
+	 * WAIT mode: an epoll instance watching fd edge-triggered, so that a
+	 * sleeper wakes with one syscall and never has to read() the
+	 * counter: every signal after epoll_wait() returned is a new edge.
+	 */
+	int epfd;
+	struct nvq_transport *t;
+	/*
+	 * The interrupt is masked for polling waiters (under lock; read
+	 * without it as a hint). Only while no thread sleeps on fd: a
+	 * sleeper unmasks before it looks at the CQ a last time.
+	 */
+	bool masked;
+	bool nomask; /* the transport cannot mask this vector */
 	int cpu; /* irq_cpu(), -1 if unknown */
 	bool pinned; /* THREAD mode: the completion thread runs only on cpu */
 	unsigned int nr_queues;
@@ -228,7 +248,10 @@ struct nvq_vector {
 	/* THREAD mode */
 	pthread_t thread;
 	bool thread_running;
+	bool stop; /* atomic: the completion thread is to end */
 	int stop_fd;
+	int cthread_epfd; /* the thread's epoll: fd and stop_fd */
+	bool cthread_asleep; /* atomic: the thread is in epoll_wait() */
 };
 
 /*
@@ -284,8 +307,15 @@ int nvq_queue_reap(struct nvq_queue *q, unsigned int max);
 int nvq_queue_posted_cids(struct nvq_queue *q, uint16_t *cids, unsigned int max,
 			  bool stopped);
 
-/* Whether @q's interrupt eventfd is signalled (nobody consumed it yet). */
+/*
+ * Whether @q's interrupt eventfd holds a signal. Sleepers never read it
+ * (edge-triggered epoll), so this takes the count and puts a signal back
+ * (a new edge: a sleeper wakes) where there was one. For the watchdog.
+ */
 bool nvq_queue_irq_pending(const struct nvq_queue *q);
+
+/* Whether a thread sleeps on @q's vector right now (a hint, no lock). */
+bool nvq_queue_sleeping(const struct nvq_queue *q);
 
 /*
  * Whether a CQE is waiting at the CQ head (a lock-free peek), or recovery
@@ -350,6 +380,13 @@ void nvq_queue_cancel(struct nvq_queue *q);
  */
 int nvq_vector_sleep(struct nvq_vector *v, struct nvq_queue *q,
 		     uint64_t deadline_ns);
+
+/*
+ * Mask (@on) or unmask the vector's interrupt for polling, where the
+ * transport can; with v->lock held. Unmasking re-raises an interrupt that
+ * arrived while masked. Returns whether the vector is masked now.
+ */
+bool nvq_vector_set_mask(struct nvq_vector *v, bool on);
 
 /* THREAD mode: start / stop-and-join the completion thread of @v. */
 int nvq_cthread_start(struct nvq_vector *v);

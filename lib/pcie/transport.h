@@ -8,6 +8,7 @@
 #ifndef NVQ_TRANSPORT_H
 #define NVQ_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,10 +52,24 @@ struct nvq_transport_ops {
 
 	/* The CPU that takes vector @vector's interrupts, -1 if unknown. */
 	int (*irq_cpu)(struct nvq_transport *t, unsigned int vector);
+
+	/*
+	 * Optional: mask (@masked) or unmask vector @vector, as the MSI-X
+	 * table's mask bit does: a masked vector does not signal its eventfd
+	 * but remembers that it would have, and signals it when unmasked.
+	 * 0, or -ENOTSUP where the transport cannot (then it never will).
+	 */
+	int (*irq_mask)(struct nvq_transport *t, unsigned int vector,
+			bool masked);
 };
 
 struct nvq_transport {
 	const struct nvq_transport_ops *ops;
+	/*
+	 * The device runs on this process's CPUs (the emulator): a poll loop
+	 * must let it run, where a real device needs no CPU of ours.
+	 */
+	bool host_cpu;
 	unsigned int nr_vectors; /* MSI-X vectors available */
 	int numa_node; /* the device's NUMA node, -1 if unknown */
 	char name[96]; /* human-readable device name */

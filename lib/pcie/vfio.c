@@ -53,6 +53,7 @@ struct vfio_transport {
 	uint64_t bar_size;
 	uint64_t cfg_off; /* config space's offset in the device fd */
 	unsigned int irq_index; /* VFIO_PCI_MSIX_IRQ_INDEX or MSI */
+	int mask_err; /* atomic: errno of the first refused SET_IRQS mask */
 	int *efds;
 	struct nvq_vfio_iommu iommu;
 	char bdf[16];
@@ -245,6 +246,47 @@ static int set_irqs(struct vfio_transport *vt, unsigned int n)
 		rc = -errno;
 	free(s);
 	return rc;
+}
+
+/*
+ * Masking for polling waiters. vfio-pci's SET_IRQS implements ACTION_MASK
+ * and ACTION_UNMASK for INTx only; for MSI and MSI-X it has no handler
+ * ("Need masking support exported" in vfio_pci_intrs.c) and fails with
+ * ENOTTY, and the MSI-X table is not writable through the BAR region
+ * (vfio-pci keeps it to itself).
+ * So ask once; where the kernel refuses, say -ENOTSUP for good: the
+ * interrupt then keeps firing while a waiter polls, which costs the host
+ * an interrupt and an eventfd signal that wakes no one (docs/qos.md).
+ */
+static int vfio_irq_mask(struct nvq_transport *t, unsigned int vector,
+			 bool masked)
+{
+	struct vfio_transport *vt = to_vt(t);
+	struct vfio_irq_set s = {
+		.argsz = sizeof(s),
+		.flags = VFIO_IRQ_SET_DATA_NONE |
+			 (masked ? VFIO_IRQ_SET_ACTION_MASK :
+				   VFIO_IRQ_SET_ACTION_UNMASK),
+		.index = vt->irq_index,
+		.start = vector,
+		.count = 1,
+	};
+
+	if (vector >= t->nr_vectors)
+		return -EINVAL;
+	if (__atomic_load_n(&vt->mask_err, __ATOMIC_RELAXED))
+		return -ENOTSUP;
+	if (ioctl(vt->device_fd, VFIO_DEVICE_SET_IRQS, &s)) {
+		__atomic_store_n(&vt->mask_err, errno ? errno : EIO,
+				 __ATOMIC_RELAXED);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+int nvq_vfio_mask_errno(struct nvq_transport *t)
+{
+	return __atomic_load_n(&to_vt(t)->mask_err, __ATOMIC_RELAXED);
 }
 
 static void close_efds(struct vfio_transport *vt, unsigned int n)
@@ -507,6 +549,7 @@ static const struct nvq_transport_ops vfio_ops = {
 	.dma_unmap = vfio_dma_unmap,
 	.irq_fd = vfio_irq_fd,
 	.irq_cpu = vfio_irq_cpu,
+	.irq_mask = vfio_irq_mask,
 };
 
 /* ------------------------------------------------------------------ */

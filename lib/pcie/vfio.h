@@ -178,4 +178,11 @@ int nvq_vfio_dma_unmap(struct nvq_vfio_iommu *m, void *vaddr, size_t len);
 int nvq_vfio_transport_open_at(const char *root, const char *params,
 			       struct nvq_transport **t);
 
+/*
+ * The errno with which the kernel refused to mask a vector (SET_IRQS
+ * ACTION_MASK), 0 if it never did (or was never asked): for tests and the
+ * guest benchmark, which report what masking did on the host kernel.
+ */
+int nvq_vfio_mask_errno(struct nvq_transport *t);
+
 #endif /* NVQ_VFIO_H */

@@ -194,3 +194,56 @@ out:
 		snprintf(reason, len, "%s", r);
 	return 0;
 }
+
+bool nvq_qos_cpuidle_honours(const char *root, int limit_us, char *why,
+			     size_t len)
+{
+	struct idle_state st[MAX_STATES];
+	char drv[32] = "", gov[32] = "", path[512];
+	int n, cpu = 0;
+
+	if (!root)
+		root = nvq_qos_be_root();
+	snprintf(path, sizeof(path),
+		 "%s/devices/system/cpu/cpuidle/current_driver", root);
+	if (nvq_sysfs_read(path, drv, sizeof(drv)) >= 0 &&
+	    !strcmp(drv, "none")) {
+		snprintf(why, len,
+			 "cpuidle driver none: no idle states for a limit to "
+			 "forbid");
+		return false;
+	}
+	snprintf(path, sizeof(path),
+		 "%s/devices/system/cpu/cpuidle/current_governor", root);
+	if (nvq_sysfs_read(path, gov, sizeof(gov)) < 0) {
+		snprintf(path, sizeof(path),
+			 "%s/devices/system/cpu/cpuidle/current_governor_ro",
+			 root);
+		if (nvq_sysfs_read(path, gov, sizeof(gov)) < 0)
+			gov[0] = '\0';
+	}
+	if (!strcmp(gov, "haltpoll")) {
+		if (limit_us == 0) {
+			snprintf(why, len,
+				 "governor haltpoll polls instead of halting "
+				 "under a limit of 0");
+			return true;
+		}
+		snprintf(
+			why, len,
+			"governor haltpoll honours only a limit of 0, not %d us",
+			limit_us);
+		return false;
+	}
+	n = read_states(root, st, &cpu);
+	if (n <= 0) {
+		snprintf(why, len,
+			 n < 0 ? "cannot read the cpuidle states" :
+				 "no cpuidle states: nothing for a limit to "
+				 "forbid");
+		return false;
+	}
+	snprintf(why, len, "governor %s, %d idle states on cpu%d",
+		 gov[0] ? gov : "?", n, cpu);
+	return true;
+}

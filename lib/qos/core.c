@@ -33,6 +33,8 @@ struct nvq_qos_ctrl {
 	int eff_us; /* what queues request; NVQ_QOS_OFF for none */
 	unsigned int timeout_ms;
 	char reason[256];
+	enum nvq_qos_method method_req; /* as set */
+	struct nvq_qos_choice ch; /* what eff_us amounts to here */
 };
 
 /* One distinct value requested on a CPU and how many queues want it. */
@@ -96,6 +98,26 @@ static void set_idle(struct nvq_qos_queue *qq, uint8_t v)
 	__atomic_store_n(qq->idle, v, __ATOMIC_SEQ_CST);
 }
 
+static void set_spin(struct nvq_qos_queue *qq, uint8_t v)
+{
+	if (qq->spin)
+		__atomic_store_n(qq->spin, v, __ATOMIC_RELEASE);
+}
+
+/* Whether the controller's queues take part at all: a limit that some
+ * method honours. */
+static bool wants(const struct nvq_qos_ctrl *qc)
+{
+	return qc->eff_us >= 0 && qc->ch.method != NVQ_QOS_METHOD_NONE;
+}
+
+/* Whether active queues poll instead of placing PM QoS requests. */
+static bool polls(const struct nvq_qos_ctrl *qc)
+{
+	return qc->ch.method == NVQ_QOS_METHOD_POLL ||
+	       qc->ch.method == NVQ_QOS_METHOD_HYBRID;
+}
+
 static void fork_prepare(void)
 {
 	nvq_qos_lock();
@@ -127,7 +149,8 @@ static void fork_child(void)
 			qq->held_us = NVQ_QOS_NONE;
 			for (i = 0; i < NVQ_QOS_CPU_WORDS; i++)
 				qq->noted[i] = 0;
-			set_idle(qq, qc->eff_us >= 0);
+			set_spin(qq, 0);
+			set_idle(qq, wants(qc));
 		}
 	}
 	if (reqs) {
@@ -298,6 +321,7 @@ static void release(struct nvq_qos_queue *qq, uint64_t now)
 	}
 	qq->active = false;
 	qq->applied = false;
+	set_spin(qq, 0);
 	for (i = 0; i < NVQ_QOS_CPU_WORDS; i++)
 		__atomic_store_n(&qq->noted[i], 0, __ATOMIC_RELAXED);
 }
@@ -322,7 +346,7 @@ static void sig_sync(void)
 		for (qq = qc->queues; qq; qq = qq->next) {
 			if (qq->active)
 				release(qq, MAX(at, qq->since_ns));
-			if (qc->eff_us >= 0)
+			if (wants(qc))
 				set_idle(qq, 1);
 		}
 	}
@@ -463,6 +487,7 @@ static int start_timer(void)
 int nvq_qos_ctrl_create(struct nvq_qos_ctrl **out)
 {
 	struct nvq_qos_ctrl *qc;
+	const char *env;
 
 	pthread_once(&cond_once, init_once);
 	if (cond_err)
@@ -474,6 +499,13 @@ int nvq_qos_ctrl_create(struct nvq_qos_ctrl **out)
 	qc->limit_us = NVQ_QOS_OFF;
 	qc->eff_us = NVQ_QOS_OFF;
 	qc->timeout_ms = NVQ_QOS_TIMEOUT_MS_DEFAULT;
+	qc->method_req = NVQ_QOS_METHOD_AUTO;
+	env = getenv("NVQ_QOS_METHOD");
+	if (env && nvq_qos_parse_method(env, &qc->method_req))
+		qc->method_req = NVQ_QOS_METHOD_AUTO;
+	nvq_err_clear();
+	qc->ch.method = NVQ_QOS_METHOD_NONE;
+	snprintf(qc->ch.why, sizeof(qc->ch.why), "no limit");
 	nvq_qos_lock();
 	sig_sync();
 	qc->next = ctrls;
@@ -526,7 +558,8 @@ void nvq_qos_ctrl_destroy(struct nvq_qos_ctrl *qc)
 }
 
 int nvq_qos_queue_create(struct nvq_qos_ctrl *qc, const uint64_t *submitted,
-			 uint8_t *idle, struct nvq_qos_queue **out)
+			 uint8_t *idle, uint8_t *spin,
+			 struct nvq_qos_queue **out)
 {
 	struct nvq_qos_queue *qq;
 
@@ -539,12 +572,14 @@ int nvq_qos_queue_create(struct nvq_qos_ctrl *qc, const uint64_t *submitted,
 		return nvq_err(-ENOMEM, "QoS: out of memory");
 	qq->submitted = submitted;
 	qq->idle = idle;
+	qq->spin = spin;
 	qq->held_us = NVQ_QOS_NONE;
 	nvq_qos_lock();
 	qq->qc = qc;
 	qq->next = qc->queues;
 	qc->queues = qq;
-	set_idle(qq, qc->eff_us >= 0);
+	set_spin(qq, 0);
+	set_idle(qq, wants(qc));
 	nvq_qos_unlock();
 	*out = qq;
 	return 0;
@@ -569,6 +604,7 @@ void nvq_qos_queue_destroy(struct nvq_qos_queue *qq)
 		}
 	}
 	set_idle(qq, 0);
+	set_spin(qq, 0);
 	nvq_qos_unlock();
 	free(qq);
 }
@@ -583,7 +619,7 @@ void nvq_qos_activate(struct nvq_qos_queue *qq)
 	set_idle(qq, 0);
 	qc = qq->qc;
 	/* The other racer got here first, or the limit went off meanwhile. */
-	if (!qc || qc->eff_us < 0 || qq->active)
+	if (!qc || !wants(qc) || qq->active)
 		goto out;
 	if (start_timer()) {
 		/*
@@ -596,7 +632,13 @@ void nvq_qos_activate(struct nvq_qos_queue *qq)
 	qq->active = true;
 	qq->seen = __atomic_load_n(qq->submitted, __ATOMIC_RELAXED);
 	qq->due_ns = now + period_ns(qc);
-	mark_applied(qq, hold(qq, qc->eff_us), now);
+	if (polls(qc)) {
+		/* Waiters keep the CPU awake themselves: no files. */
+		set_spin(qq, (uint8_t)qc->ch.method);
+		mark_applied(qq, true, now);
+	} else {
+		mark_applied(qq, hold(qq, qc->eff_us), now);
+	}
 	pthread_cond_broadcast(&timer_cond);
 out:
 	nvq_qos_unlock();
@@ -609,7 +651,7 @@ int nvq_qos_queue_set_cpus(struct nvq_qos_queue *qq, const cpu_set_t *cpus)
 	nvq_qos_lock();
 	sig_sync();
 	qq->base = *cpus;
-	if (qq->active)
+	if (qq->active && qq->qc && !polls(qq->qc))
 		resync(qq, nvq_now_ns());
 	nvq_qos_unlock();
 	return 0;
@@ -623,7 +665,8 @@ int nvq_qos_queue_add_cpu(struct nvq_qos_queue *qq, int cpu)
 	sig_sync();
 	__atomic_fetch_or(&qq->noted[cpu / 64], 1ull << (cpu % 64),
 			  __ATOMIC_RELAXED);
-	if (qq->active && !CPU_ISSET(cpu, &qq->held))
+	if (qq->active && qq->qc && !polls(qq->qc) &&
+	    !CPU_ISSET(cpu, &qq->held))
 		resync(qq, nvq_now_ns());
 	nvq_qos_unlock();
 	return 0;
@@ -661,12 +704,62 @@ int nvq_qos_parse_limit(const char *s, int *limit_us)
 	return 0;
 }
 
+/* nvq_qos_choose()'s look at the backend, under the QoS lock. */
+static int probe_locked(char *msg, size_t len)
+{
+	int err;
+
+	nvq_qos_lock();
+	nvq_qos_be_retry();
+	err = nvq_qos_be_probe();
+	if (err)
+		snprintf(msg, len, "%s", nvq_qos_be_status());
+	nvq_qos_unlock();
+	return err;
+}
+
+/*
+ * Make (@eff, @ch) the controller's setting and bring its queues in line:
+ * with the lock held. A queue that changes method starts over at its next
+ * submission.
+ */
+static void apply(struct nvq_qos_ctrl *qc, int eff,
+		  const struct nvq_qos_choice *ch, uint64_t now)
+{
+	enum nvq_qos_method old = qc->ch.method;
+	struct nvq_qos_queue *qq;
+
+	qc->eff_us = eff;
+	qc->ch = *ch;
+	for (qq = qc->queues; qq; qq = qq->next) {
+		if (!wants(qc)) {
+			if (qq->active)
+				release(qq, now);
+			set_idle(qq, 0);
+		} else if (!qq->active) {
+			set_idle(qq, 1);
+		} else if (old != ch->method) {
+			release(qq, now);
+			set_idle(qq, 1);
+		} else if (!polls(qc) && (eff != qq->held_us || !qq->applied)) {
+			rehold(qq, eff, now);
+		}
+	}
+}
+
+static void root_copy(char *root, size_t len)
+{
+	nvq_qos_lock();
+	snprintf(root, len, "%s", nvq_qos_be_root());
+	nvq_qos_unlock();
+}
+
 int nvq_qos_set_limit(struct nvq_qos_ctrl *qc, int limit_us)
 {
 	char reason[sizeof(qc->reason)] = "", root[256], msg[256] = "";
-	struct nvq_qos_queue *qq;
+	struct nvq_qos_choice ch;
+	enum nvq_qos_method req;
 	int eff = limit_us, err = 0;
-	uint64_t now;
 
 	if (!qc)
 		return nvq_err(-EINVAL, "QoS: no controller");
@@ -676,32 +769,37 @@ int nvq_qos_set_limit(struct nvq_qos_ctrl *qc, int limit_us)
 			-EINVAL,
 			"CPU latency limit %d out of range (-1 off, -2 auto, 0..%d us)",
 			limit_us, NVQ_QOS_LIMIT_MAX);
+	root_copy(root, sizeof(root));
 	if (limit_us == NVQ_QOS_AUTO) {
-		nvq_qos_lock();
-		snprintf(root, sizeof(root), "%s", nvq_qos_be_root());
-		nvq_qos_unlock();
 		nvq_qos_auto_pick(root, &eff, reason, sizeof(reason));
+		/*
+		 * Where no idle state is worth forbidding, the limit that
+		 * still means something is "wake fast": 0, which the waiter
+		 * methods honour. The cpuidle method keeps "off".
+		 */
+		nvq_qos_lock();
+		req = qc->method_req;
+		nvq_qos_unlock();
+		if (eff < 0 && req != NVQ_QOS_METHOD_CPUIDLE) {
+			eff = 0;
+			snprintf(reason + strnlen(reason, sizeof(reason)),
+				 sizeof(reason) -
+					 strnlen(reason, sizeof(reason)),
+				 "; 0 for the waiter methods");
+		}
 	}
+	nvq_qos_lock();
+	req = qc->method_req;
+	nvq_qos_unlock();
+	nvq_qos_choose(eff, req, root, probe_locked, &ch);
 
 	nvq_qos_lock();
 	sig_sync();
-	now = nvq_now_ns();
 	nvq_qos_be_retry();
 	qc->limit_us = limit_us;
-	qc->eff_us = eff;
 	memcpy(qc->reason, reason, sizeof(reason));
-	for (qq = qc->queues; qq; qq = qq->next) {
-		if (eff < 0) {
-			if (qq->active)
-				release(qq, now);
-			set_idle(qq, 0);
-		} else if (!qq->active) {
-			set_idle(qq, 1);
-		} else if (eff != qq->held_us || !qq->applied) {
-			rehold(qq, eff, now);
-		}
-	}
-	if (eff >= 0) {
+	apply(qc, eff, &ch, nvq_now_ns());
+	if (eff >= 0 && ch.method == NVQ_QOS_METHOD_CPUIDLE) {
 		err = nvq_qos_be_probe();
 		if (err)
 			snprintf(msg, sizeof(msg), "%s", nvq_qos_be_status());
@@ -711,6 +809,75 @@ int nvq_qos_set_limit(struct nvq_qos_ctrl *qc, int limit_us)
 	if (err)
 		nvq_err(err, "%s", msg);
 	return 0;
+}
+
+int nvq_qos_set_method(struct nvq_qos_ctrl *qc, enum nvq_qos_method method)
+{
+	struct nvq_qos_choice ch;
+	char root[256];
+	int limit;
+
+	if (!qc)
+		return nvq_err(-EINVAL, "QoS: no controller");
+	if ((unsigned int)method > NVQ_QOS_METHOD_HYBRID)
+		return nvq_err(-EINVAL,
+			       "CPU latency method %d unknown (auto, cpuidle, "
+			       "poll or hybrid)",
+			       (int)method);
+	nvq_qos_lock();
+	qc->method_req = method;
+	limit = qc->limit_us;
+	nvq_qos_unlock();
+	/* "auto" limits depend on the method: take the whole path. */
+	if (limit == NVQ_QOS_AUTO)
+		return nvq_qos_set_limit(qc, limit);
+	root_copy(root, sizeof(root));
+	nvq_qos_choose(limit, method, root, probe_locked, &ch);
+	nvq_qos_lock();
+	sig_sync();
+	if (qc->limit_us == limit && qc->method_req == method)
+		apply(qc, qc->eff_us, &ch, nvq_now_ns());
+	nvq_qos_unlock();
+	return 0;
+}
+
+void nvq_qos_method_info(const struct nvq_qos_ctrl *qc,
+			 struct nvq_qos_method_info *mi)
+{
+	if (!mi)
+		return;
+	memset(mi, 0, sizeof(*mi));
+	mi->requested = NVQ_QOS_METHOD_AUTO;
+	mi->method = NVQ_QOS_METHOD_NONE;
+	snprintf(mi->why, sizeof(mi->why), "no limit");
+	if (!qc)
+		return;
+	nvq_qos_lock();
+	mi->requested = qc->method_req;
+	mi->method = qc->ch.method;
+	snprintf(mi->why, sizeof(mi->why), "%s", qc->ch.why);
+	mi->wake = qc->ch.wake;
+	nvq_qos_unlock();
+}
+
+void nvq_qos_queue_poll_stats(const struct nvq_qos_queue *qq,
+			      struct nvq_qos_poll_stats *st)
+{
+	if (!st)
+		return;
+	memset(st, 0, sizeof(*st));
+	if (!qq)
+		return;
+#define LD(f) __atomic_load_n(&qq->w.f, __ATOMIC_RELAXED)
+	st->polls = LD(polls);
+	st->poll_ns = LD(poll_ns);
+	st->sleeps = LD(sleeps);
+	st->sleep_ns = LD(sleep_ns);
+	st->overslept = LD(overslept);
+	st->est_ns = LD(est_ns);
+	st->idle_sleeps = LD(idle_sleeps);
+	st->masked = LD(masked);
+#undef LD
 }
 
 int nvq_qos_set_timeout(struct nvq_qos_ctrl *qc, unsigned int timeout_ms)

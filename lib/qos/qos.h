@@ -45,6 +45,8 @@ struct nvq_qos_queue {
 	struct nvq_qos_queue *next; /* in qc's list */
 	const uint64_t *submitted; /* the queue's submission counter */
 	uint8_t *idle; /* the queue's qos_idle flag */
+	/* the queue's qos_spin byte: what its waiters do while active */
+	uint8_t *spin;
 	cpu_set_t base; /* from nvq_qos_queue_set_cpus() */
 	cpu_set_t held; /* CPUs this queue holds a request on */
 	int32_t held_us; /* the value requested there */
@@ -54,7 +56,45 @@ struct nvq_qos_queue {
 	uint64_t due_ns; /* next check */
 	uint64_t since_ns; /* start of the current applied period */
 	uint64_t applies, releases, held_ns;
+
+	/*
+	 * Waiter polling (nvq_qos_poll_stats), bumped by the queue's waiters
+	 * without the lock (atomic adds, relaxed), on their own cache line.
+	 */
+	struct {
+		uint64_t polls, poll_ns, sleeps, sleep_ns, overslept;
+		uint64_t est_ns; /* hybrid: wait -> next CQE, an average */
+		uint64_t idle_sleeps, masked;
+	} w __cacheline_aligned;
 };
+
+/* What a limit amounts to on this machine (method.c). */
+struct nvq_qos_choice {
+	enum nvq_qos_method method; /* CPUIDLE, POLL, HYBRID or NONE */
+	char why[256];
+	struct nvq_qos_wake wake; /* samples 0 when not needed */
+};
+
+/*
+ * Choose how @eff_us (>= 0, or NVQ_QOS_OFF) is honoured when @req was
+ * asked for, on the machine under @root; @probe says whether the backend
+ * may place limits (0, or a negative errno with the reason in @msg). May
+ * measure the wake-up cost (tens of ms, once): call without the QoS lock.
+ */
+void nvq_qos_choose(int eff_us, enum nvq_qos_method req, const char *root,
+		    int (*probe)(char *msg, size_t len),
+		    struct nvq_qos_choice *out);
+
+/*
+ * Whether a cpuidle governor under @root honours @limit_us (auto.c): true
+ * where there are cpuidle states (haltpoll: only for 0). @why says what
+ * was found.
+ */
+bool nvq_qos_cpuidle_honours(const char *root, int limit_us, char *why,
+			     size_t len);
+
+/* The wake-up cost's median once measured (0 before), for waiters. */
+extern uint64_t nvq_qos_wake_p50_ns;
 
 /* Create the QoS state of one controller: limit off, timeout 3 ms. */
 int nvq_qos_ctrl_create(struct nvq_qos_ctrl **qc);
@@ -71,10 +111,13 @@ void nvq_qos_ctrl_destroy(struct nvq_qos_ctrl *qc);
  * updates it with WRITE_ONCE() or atomically, so the timer thread may read
  * it) and @idle its qos_idle flag, which QoS owns from now on: 1 means
  * "call nvq_qos_activate() after the next doorbell". Both must stay valid
- * until nvq_qos_queue_destroy().
+ * until nvq_qos_queue_destroy(). @spin (may be NULL: the queue has no
+ * waiters) is the queue's qos_spin byte, also QoS's: NVQ_QOS_METHOD_POLL or
+ * _HYBRID while the queue is active and its waiters are to poll, else 0.
  */
 int nvq_qos_queue_create(struct nvq_qos_ctrl *qc, const uint64_t *submitted,
-			 uint8_t *idle, struct nvq_qos_queue **qq);
+			 uint8_t *idle, uint8_t *spin,
+			 struct nvq_qos_queue **qq);
 
 /* Release the queue's limit (if held) and free it. NULL is a no-op. */
 void nvq_qos_queue_destroy(struct nvq_qos_queue *qq);

@@ -370,7 +370,12 @@ errors)
 	;;
 qos)
 	# CPU latency QoS against a fake sysfs tree: one
-	# pm_qos_resume_latency_us per CPU, all "0" (no constraint).
+	# pm_qos_resume_latency_us per CPU, all "0" (no constraint). The tree
+	# has no cpuidle states, where auto would choose a waiter method: the
+	# files are what this case checks.
+	export NVQ_QOS_METHOD=cpuidle
+	expect_error "bad CPU latency method" --filename=emu.size=16M \
+		--cpu_lat_method=sometimes
 	root=$tmp/sysfs
 	ncpu=$(getconf _NPROCESSORS_CONF)
 	cpu=0

@@ -110,7 +110,7 @@ void fq_init(struct fake_queue *fq, struct nvq_qos_ctrl *qc, const int *cpus)
 	cpu_set_t set;
 
 	memset(fq, 0, sizeof(*fq));
-	CHECK_EQ(nvq_qos_queue_create(qc, &fq->submitted, &fq->qos_idle,
+	CHECK_EQ(nvq_qos_queue_create(qc, &fq->submitted, &fq->qos_idle, NULL,
 				      &fq->qos),
 		 0);
 	CPU_ZERO(&set);
