@@ -278,9 +278,114 @@ static void test_lock(void)
 	REJECT("--lock", "--compare", "--lock single;--lock none");
 }
 
+/* --cpu-lat-method, --think-time, --rate-iops. */
+static void test_pacing_method(void)
+{
+	static const struct {
+		const char *name;
+		enum nvq_qos_method m;
+	} methods[] = {
+		{ "auto", NVQ_QOS_METHOD_AUTO },
+		{ "cpuidle", NVQ_QOS_METHOD_CPUIDLE },
+		{ "poll", NVQ_QOS_METHOD_POLL },
+		{ "hybrid", NVQ_QOS_METHOD_HYBRID },
+	};
+	const struct perf_config *c;
+	enum nvq_qos_method m;
+	struct perf_opts o;
+	unsigned int i;
+
+	CHECK(!parse(&o, ARGS("--qd", "1")));
+	c = &o.configs[0];
+	CHECK(c->cpu_lat_method == NVQ_QOS_METHOD_AUTO);
+	CHECK(!c->cpu_lat_method_set && !c->think_ns && !c->rate_iops);
+	perf_opts_free(&o);
+
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+		CHECK(!parse(&o, ARGS("--cpu-lat-method", methods[i].name)));
+		CHECK_EQ(o.configs[0].cpu_lat_method, methods[i].m);
+		CHECK(o.configs[0].cpu_lat_method_set);
+		perf_opts_free(&o);
+		CHECK(!perf_parse_cpu_lat_method(methods[i].name, &m));
+		CHECK_EQ(m, methods[i].m);
+	}
+	m = NVQ_QOS_METHOD_POLL;
+	CHECK(perf_parse_cpu_lat_method("none", &m) == -EINVAL);
+	CHECK(perf_parse_cpu_lat_method("", &m) == -EINVAL);
+	CHECK(perf_parse_cpu_lat_method(NULL, &m) == -EINVAL);
+	CHECK_EQ(m, NVQ_QOS_METHOD_POLL); /* untouched on failure */
+
+	CHECK(!parse(&o, ARGS("--think-time", "2ms", "--rate-iops", "500")));
+	CHECK_EQ(o.configs[0].think_ns, 2000000ull);
+	CHECK_EQ(o.configs[0].rate_iops, 500ull);
+	perf_opts_free(&o);
+	CHECK(!parse(&o, ARGS("--think-time=100us", "--rate-iops=0x10")));
+	CHECK_EQ(o.configs[0].think_ns, 100000ull);
+	CHECK_EQ(o.configs[0].rate_iops, 16ull);
+	perf_opts_free(&o);
+	CHECK(!parse(&o, ARGS("--think-time", "1.5s")));
+	CHECK_EQ(o.configs[0].think_ns, 1500000000ull);
+	perf_opts_free(&o);
+	/* 0 turns pacing off; a bare number is seconds, as for --time */
+	CHECK(!parse(&o, ARGS("--think-time", "0", "--rate-iops", "0")));
+	CHECK(!o.configs[0].think_ns && !o.configs[0].rate_iops);
+	perf_opts_free(&o);
+	CHECK(!parse(&o, ARGS("--think-time", "2")));
+	CHECK_EQ(o.configs[0].think_ns, 2000000000ull);
+	perf_opts_free(&o);
+	CHECK(!parse(&o, ARGS("--rate-iops", "1000000000")));
+	CHECK_EQ(o.configs[0].rate_iops, PERF_RATE_IOPS_MAX);
+	perf_opts_free(&o);
+
+	/* All three are per configuration: --compare varies them. */
+	CHECK(!parse(&o, ARGS("--cpu-lat-limit-us", "0", "--think-time", "1ms",
+			      "--compare",
+			      "--cpu-lat-method poll;--cpu-lat-method hybrid "
+			      "--think-time 0;--rate-iops 100 --mode wait")));
+	CHECK_EQ(o.nr_configs, 3);
+	CHECK_EQ(o.configs[0].cpu_lat_method, NVQ_QOS_METHOD_POLL);
+	CHECK_EQ(o.configs[1].cpu_lat_method, NVQ_QOS_METHOD_HYBRID);
+	CHECK_EQ(o.configs[2].cpu_lat_method, NVQ_QOS_METHOD_AUTO);
+	CHECK(!o.configs[2].cpu_lat_method_set);
+	CHECK_EQ(o.configs[0].think_ns, 1000000ull);
+	CHECK_EQ(o.configs[1].think_ns, 0ull);
+	CHECK_EQ(o.configs[2].think_ns, 1000000ull);
+	CHECK_EQ(o.configs[2].rate_iops, 100ull);
+	CHECK(!o.configs[0].rate_iops && !o.configs[1].rate_iops);
+	CHECK_EQ(o.configs[1].cpu_lat_limit_us, 0);
+	perf_opts_free(&o);
+
+	REJECT("--cpu-lat-method", "--cpu-lat-method", "spin");
+	REJECT("--cpu-lat-method", "--cpu-lat-method", "none");
+	REJECT("--cpu-lat-method", "--cpu-lat-method", "");
+	REJECT("--cpu-lat-method", "--cpu-lat-method", "POLL");
+	REJECT("--cpu-lat-method", "--cpu-lat-method");
+	REJECT("expected auto, cpuidle, poll or hybrid", "--cpu-lat-method",
+	       "x");
+	REJECT("--think-time", "--think-time", "-1ms");
+	REJECT("--think-time", "--think-time", "2x");
+	REJECT("--think-time", "--think-time", "");
+	REJECT("--think-time", "--think-time", "ms");
+	REJECT("--think-time", "--think-time", "2 ms");
+	REJECT("--think-time", "--think-time", "400d");
+	REJECT("--think-time", "--think-time");
+	REJECT("--rate-iops", "--rate-iops", "-1");
+	REJECT("--rate-iops", "--rate-iops", "1k");
+	REJECT("--rate-iops", "--rate-iops", "1.5");
+	REJECT("--rate-iops", "--rate-iops", "1000000001");
+	REJECT("--rate-iops", "--rate-iops", "");
+	REJECT("--rate-iops", "--rate-iops");
+	REJECT("configuration 2", "--compare",
+	       "--cpu-lat-method poll;--cpu-lat-method fast");
+	REJECT("--cpu-lat-method", "--compare", "--cpu-lat-method");
+	REJECT("--think-time", "--compare", "--think-time 1ms;--think-time x");
+	REJECT("--rate-iops", "--compare", "--qd 1;--rate-iops -5");
+}
+
 int main(void)
 {
 	test_numbers();
+	test_pacing_method();
 	test_lock();
 	test_defaults();
 	test_all_options();

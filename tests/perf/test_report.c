@@ -66,6 +66,30 @@ static void fill(struct perf_result *r, const struct perf_config *cfg,
 	r->idle.avg = calloc(2, sizeof(double));
 	r->idle.pct[1] = 10 * round;
 	r->idle.avg[1] = 5 * round;
+	/* cpu0 polled in the idle loop 20% of 2 s: 40 us per I/O */
+	r->idle.pct[0] = 20;
+	/* 10000 I/Os: 20 us of process CPU and 50 us of machine per I/O */
+	r->have_proc_cpu = true;
+	r->proc_cpu_ns = 10000ull * 20000;
+	r->have_machine = true;
+	r->machine_busy_ns = 10000ull * 50000;
+	r->machine_total_ns = 2 * r->machine_busy_ns;
+	r->machine_cpus = 2;
+	r->method.requested = NVQ_QOS_METHOD_POLL;
+	r->method.method = NVQ_QOS_METHOD_POLL;
+	snprintf(r->method.why, sizeof(r->method.why), "as asked");
+	r->method.wake.p50_ns = 12000;
+	r->method.wake.p99_ns = 70000;
+	r->method.wake.samples = 300;
+	snprintf(r->method.wake.source, sizeof(r->method.wake.source), "env");
+	r->nr_qos = 1;
+	r->qosq = calloc(1, sizeof(*r->qosq));
+	r->qosq[0].qid = 1;
+	r->qosq[0].applies = 1;
+	r->qosq[0].poll.polls = 1234;
+	r->qosq[0].poll.poll_ns = 5000000;
+	r->qosq[0].poll.est_ns = 300;
+	r->qos_span_ns = 2000000000ull;
 }
 
 static int run_python(const char *code, const char *path)
@@ -113,10 +137,32 @@ static const char *json_check =
 	"  c=r[\"clat_ns\"]\n"
 	"  assert c[\"min\"]<=c[\"percentile\"][\"50.000000\"]<=c[\"max\"]\n"
 	"  assert j[\"cpuidle\"][\"mean\"][\"haltpoll idle\"]>0\n"
+	"  c=j[\"cpu_per_io_ns\"]\n"
+	"  assert c==dict(process=20000,machine=50000,idle_poll=40000), c\n"
+	"  q=j[\"cpu_lat\"]\n"
+	"  assert q[\"method\"]==\"poll\" and q[\"method_requested\"]==\"poll\"\n"
+	"  assert q[\"wake\"][\"p99_ns\"]==70000\n"
+	"  assert q[\"wake\"][\"source\"]==\"env\"\n"
+	"  assert q[\"poll\"][\"polls\"]==1234 and q[\"poll\"][\"est_ns\"]==300\n"
+	"  assert q[\"queues\"][0][\"poll\"][\"poll_ns\"]==5000000\n"
+	"  assert j[\"nvq\"][\"machine_cpu\"][\"cpus\"]==2\n"
 	"if \"compare\" in d:\n"
 	"  for c in d[\"compare\"][\"configs\"]:\n"
 	"    assert c[\"median\"][\"clat_p99_ns\"]>0\n"
-	"    assert \"haltpoll idle\" in c[\"median\"][\"cpuidle\"]\n";
+	"    assert \"haltpoll idle\" in c[\"median\"][\"cpuidle\"]\n"
+	"    assert c[\"cpu_lat_method\"]==\"poll\"\n"
+	"    m=c[\"median\"]\n"
+	"    assert m[\"cpu_per_io_ns\"]==dict(process=20000,machine=50000)\n"
+	"    assert m[\"cpu_lat_polls\"]==1234\n";
+
+/* What was not measured is not printed. */
+static const char *json_unmeasured =
+	"import json,sys\n"
+	"j=json.load(open(sys.argv[1]))[\"jobs\"][0]\n"
+	"assert j[\"cpu_per_io_ns\"]==dict(process=20000), j[\"cpu_per_io_ns\"]\n"
+	"assert \"machine_cpu\" not in j[\"nvq\"]\n"
+	"q=j[\"cpu_lat\"]\n"
+	"assert \"wake\" not in q and \"poll\" not in q, q\n";
 
 static const char *svg_check =
 	"import sys,xml.etree.ElementTree as E\n"
@@ -193,7 +239,47 @@ int main(void)
 	CHECK(text && strstr(text, "slat (nsec): min=100, max=149"));
 	CHECK(text && strstr(text, "haltpoll idle="));
 	CHECK(text && strstr(text, "cpu1: "));
-	res[0].cfg = &o.configs[0];
+	CHECK(text && strstr(text, "cpu/io       : process 20us, machine "
+				   "50us (2 CPUs 50.0% busy"));
+	CHECK(text && strstr(text, "idle-loop polling 40us"));
+	/* limit off: no method lines */
+	CHECK(text && strstr(text, "cpu-lat      : off\n"));
+
+	o1.configs[0].cpu_lat_limit_us = 0;
+	f = fopen(path, "w");
+	perf_report_text(f, &res[0]);
+	fclose(f);
+	text = slurp(path);
+	CHECK(text && strstr(text, "method poll (requested poll): as asked"));
+	CHECK(text && strstr(text, "wake-up cost: p50 12us, p99 70us "
+				   "(env, 300 samples)"));
+	CHECK(text && strstr(text, "waiters: polls=1234 (5ms)"));
+
+	/* Nothing unmeasured in the text or the JSON. */
+	res[0].have_machine = false;
+	res[0].have_idle = false;
+	res[0].method.wake.samples = 0;
+	res[0].nr_qos = 0;
+	f = fopen(path, "w");
+	perf_report_text(f, &res[0]);
+	fclose(f);
+	text = slurp(path);
+	CHECK(text && strstr(text, "cpu/io       : process 20us\n"));
+	CHECK(text && !strstr(text, "wake-up cost") &&
+	      !strstr(text, "waiters"));
+	f = fopen(path, "w");
+	CHECK(f && perf_report_json(f, &o1, res, 1) == 0);
+	fclose(f);
+	CHECK(run_python(json_unmeasured, path) == 0);
+	/* no I/O, no per-I/O figures */
+	res[0].dir[0].ios = res[0].dir[1].ios = 0;
+	f = fopen(path, "w");
+	perf_report_text(f, &res[0]);
+	fclose(f);
+	text = slurp(path);
+	CHECK(text && !strstr(text, "cpu/io"));
+	perf_result_free(&res[0]);
+	fill(&res[0], &o.configs[0], 0, 1, 50000);
 
 	/* Compare JSON and table. */
 	f = fopen(path, "w");
@@ -208,6 +294,10 @@ int main(void)
 	CHECK(text && strstr(text, "haltpoll idle%"));
 	CHECK(text && strstr(text, "A      median"));
 	CHECK(text && strstr(text, "B      median"));
+	CHECK(text && strstr(text, "pcpu/io mcpu/io"));
+	CHECK(text && strstr(text, "  20.00   50.00"));
+	CHECK(text && strstr(text, "off/poll") == NULL);
+	CHECK(text && strstr(text, "cpu-lat/method"));
 	unlink(path);
 
 	/* Medians. */

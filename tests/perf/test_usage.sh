@@ -58,6 +58,18 @@ expect_usage --shared-queue --exclusive --threads 2 --shared-queue
 expect_usage "'lat'" -d 'emu:lat=lognormal:80us-40us'
 expect_usage "'lat'" -d 'emu:lat=warp'
 expect_usage "'stray'" stray
+expect_usage --cpu-lat-method --cpu-lat-method spin
+expect_usage --cpu-lat-method --cpu-lat-method none
+expect_usage --cpu-lat-method --cpu-lat-method
+expect_usage "configuration 2" \
+	--compare '--cpu-lat-method poll;--cpu-lat-method x'
+expect_usage --think-time --think-time -2ms
+expect_usage --think-time --think-time 2x
+expect_usage --think-time --think-time
+expect_usage --rate-iops --rate-iops 1k
+expect_usage --rate-iops --rate-iops -1
+expect_usage --rate-iops --rate-iops 1000000001
+expect_usage "configuration 1" --compare '--rate-iops x;--qd 2'
 for opt in --io-timeout-ms --admin-timeout-ms; do
 	expect_usage "$opt" $opt abc
 	expect_usage "$opt" $opt 0

@@ -46,6 +46,10 @@ void perf_row_from_result(const struct perf_result *r,
 	row->clat_p999 = (double)perf_hist_percentile(&all.clat, 99.9);
 	row->usr = r->usr_pct;
 	row->sys = r->sys_pct;
+	if (!perf_result_cpu_per_io(r, PERF_CPU_PROCESS, &row->cpu_io_proc))
+		row->cpu_io_proc = -1;
+	if (!perf_result_cpu_per_io(r, PERF_CPU_MACHINE, &row->cpu_io_mach))
+		row->cpu_io_mach = -1;
 	row->nr_idle = nr_names < PERF_ROW_MAX_IDLE ? nr_names :
 						      PERF_ROW_MAX_IDLE;
 	for (k = 0; k < row->nr_idle; k++) {
@@ -60,6 +64,7 @@ void perf_row_from_result(const struct perf_result *r,
 		}
 	}
 	for (k = 0; k < r->nr_qos; k++) {
+		row->qos_polls += (double)r->qosq[k].poll.polls;
 		row->qos_applies += (double)r->qosq[k].applies;
 		row->qos_releases += (double)r->qosq[k].releases;
 		if (r->qos_span_ns)
@@ -93,6 +98,15 @@ void perf_row_median(const struct perf_row *rows, unsigned int n,
 			v[i] = rows[i].field;   \
 		out->field = perf_median(v, n); \
 	} while (0)
+	/* Of the rows that have the field (>= 0); -1 when none has. */
+#define MED_MEASURED(field)                              \
+	do {                                             \
+		unsigned int m = 0;                      \
+		for (i = 0; i < n; i++)                  \
+			if (rows[i].field >= 0)          \
+				v[m++] = rows[i].field;  \
+		out->field = m ? perf_median(v, m) : -1; \
+	} while (0)
 	double *v;
 	unsigned int i, k;
 
@@ -114,9 +128,12 @@ void perf_row_median(const struct perf_row *rows, unsigned int n,
 	MED(clat_p999);
 	MED(usr);
 	MED(sys);
+	MED_MEASURED(cpu_io_proc);
+	MED_MEASURED(cpu_io_mach);
 	MED(qos_applies);
 	MED(qos_releases);
 	MED(qos_held);
+	MED(qos_polls);
 	out->nr_idle = rows[0].nr_idle;
 	for (k = 0; k < out->nr_idle; k++) {
 		MED(idle[k]);
@@ -124,6 +141,7 @@ void perf_row_median(const struct perf_row *rows, unsigned int n,
 	}
 	free(v);
 #undef MED
+#undef MED_MEASURED
 }
 
 unsigned int perf_compare_idle_names(const struct perf_result *res,
@@ -152,6 +170,15 @@ static int idle_width(char (*names)[PERF_IDLE_NAME], unsigned int k)
 	return w < 8 ? 8 : w;
 }
 
+/* CPU us per I/O in a column of @width, "-" when not measured. */
+static void cpu_io_cell(FILE *f, int width, double ns)
+{
+	if (ns < 0)
+		fprintf(f, " %*s", width, "-");
+	else
+		fprintf(f, " %*.2f", width, ns / 1000.0);
+}
+
 static void print_row(FILE *f, const char *cfg, const char *round,
 		      const struct perf_row *r, char (*names)[PERF_IDLE_NAME])
 {
@@ -169,25 +196,33 @@ static void print_row(FILE *f, const char *cfg, const char *round,
 		perf_fmt_ns(p50, sizeof(p50), r->clat_p50),
 		perf_fmt_ns(p99, sizeof(p99), r->clat_p99),
 		perf_fmt_ns(p999, sizeof(p999), r->clat_p999), r->usr, r->sys);
+	cpu_io_cell(f, 7, r->cpu_io_proc);
+	cpu_io_cell(f, 7, r->cpu_io_mach);
 	for (k = 0; k < r->nr_idle; k++)
 		fprintf(f, " %*.1f", idle_width(names, k), r->idle[k]);
 	fputc('\n', f);
 }
 
-/* "off", "auto=0", "50": the limit of @r as set and, for auto, taken. */
+/*
+ * "off", "auto=0/poll", "50/cpuidle": the limit of @r as set and, for
+ * auto, taken, and the method that honoured it.
+ */
 static const char *cpu_lat_cell(const struct perf_result *r, char *buf,
 				size_t len)
 {
+	const char *m = nvq_qos_method_name(r->method.method);
 	char lim[16];
 
 	perf_cpu_lat_name(r->cfg->cpu_lat_limit_us, lim, sizeof(lim));
-	if (r->cfg->cpu_lat_limit_us == NVQ_QOS_AUTO &&
-	    r->qos.effective_us >= 0)
-		snprintf(buf, len, "auto=%d", r->qos.effective_us);
-	else if (r->cfg->cpu_lat_limit_us != NVQ_QOS_OFF && r->qos.status[0])
-		snprintf(buf, len, "%s(n/a)", lim); /* could not apply */
-	else
+	if (r->cfg->cpu_lat_limit_us == NVQ_QOS_OFF)
 		snprintf(buf, len, "%s", lim);
+	else if (r->cfg->cpu_lat_limit_us == NVQ_QOS_AUTO &&
+		 r->qos.effective_us >= 0)
+		snprintf(buf, len, "auto=%d/%s", r->qos.effective_us, m);
+	else if (r->method.method == NVQ_QOS_METHOD_CPUIDLE && r->qos.status[0])
+		snprintf(buf, len, "%s(n/a)/%s", lim, m); /* could not apply */
+	else
+		snprintf(buf, len, "%s/%s", lim, m);
 	return buf;
 }
 
@@ -198,11 +233,11 @@ static void print_cpl_row(FILE *f, const char *cfg, const char *round,
 {
 	unsigned int k;
 
-	fprintf(f, "%-6s %-6s %-10s %4s", cfg, round, lat, cpu);
+	fprintf(f, "%-6s %-6s %-16s %4s", cfg, round, lat, cpu);
 	for (k = 0; k < nn; k++)
 		fprintf(f, " %*.1f", idle_width(names, k), r->cpl_idle[k]);
-	fprintf(f, " %8.0f %8.0f %6.1f\n", r->qos_applies, r->qos_releases,
-		r->qos_held);
+	fprintf(f, " %8.0f %8.0f %6.1f %9.0f\n", r->qos_applies,
+		r->qos_releases, r->qos_held, r->qos_polls);
 }
 
 /*
@@ -221,7 +256,7 @@ static void print_cpl_table(FILE *f, const struct perf_opts *o,
 	sel = calloc(nres ? nres : 1, sizeof(*sel));
 	if (!sel)
 		return;
-	fprintf(f, "\n%-6s %-6s %-10s %4s", "config", "round", "cpu-lat",
+	fprintf(f, "\n%-6s %-6s %-16s %4s", "config", "round", "cpu-lat/method",
 		"ccpu");
 	for (k = 0; k < nn; k++) {
 		char h[PERF_IDLE_NAME + 2];
@@ -229,7 +264,8 @@ static void print_cpl_table(FILE *f, const struct perf_opts *o,
 		snprintf(h, sizeof(h), "%s%%", names[k]);
 		fprintf(f, " %*s", idle_width(names, k), h);
 	}
-	fprintf(f, " %8s %8s %6s\n", "applied", "released", "held%");
+	fprintf(f, " %8s %8s %6s %9s\n", "applied", "released", "held%",
+		"polls");
 	for (i = 0; i < nres; i++) {
 		snprintf(cfgname, sizeof(cfgname), "%c",
 			 perf_config_letter(res[i].config_index));
@@ -260,7 +296,8 @@ static void print_cpl_table(FILE *f, const struct perf_opts *o,
 	fprintf(f,
 		"\nccpu: the CPU that ran most completion callbacks, with its "
 		"cpuidle residency;\napplied/released/held%%: CPU latency "
-		"limit of the job queues (held: %% of the run)\n");
+		"limit of the job queues (held: %% of the run);\npolls: "
+		"waits that polled the CQ for the limit (poll, hybrid)\n");
 	free(sel);
 }
 
@@ -288,10 +325,12 @@ void perf_compare_print(FILE *f, const struct perf_opts *o,
 		fprintf(f, "  %c: %s\n", perf_config_letter(c),
 			o->configs[c].label ? o->configs[c].label :
 					      "(the options above)");
-	fprintf(f, "\n%-6s %-6s %8s %20s %9s %9s %9s %9s %9s %9s %6s %6s",
+	fprintf(f,
+		"\n%-6s %-6s %8s %20s %9s %9s %9s %9s %9s %9s %6s %6s %7s "
+		"%7s",
 		"config", "round", "IOPS", "MiB/s min-avg-max", "slat max",
 		"clat max", "lat max", "clat p50", "p99", "p99.9", "usr%",
-		"sys%");
+		"sys%", "pcpu/io", "mcpu/io");
 	for (k = 0; k < nn; k++) {
 		/* Idle columns carry the real state name, e.g. "C6%". */
 		char h[PERF_IDLE_NAME + 2];
@@ -324,10 +363,13 @@ void perf_compare_print(FILE *f, const struct perf_opts *o,
 		}
 		free(sel);
 	}
+	fprintf(f,
+		"\nusr/sys: process CPU time, %% of one CPU; pcpu/io, mcpu/io: "
+		"CPU us per I/O of\nthe process and of the whole machine "
+		"(/proc/stat busy time, every process)\n");
 	if (nn)
 		fprintf(f,
-			"\nidle columns: mean cpuidle residency over %u "
-			"CPUs; usr/sys: process CPU time, %% of one CPU\n",
+			"idle columns: mean cpuidle residency over %u CPUs\n",
 			res[0].have_idle ? res[0].idle.nr_cpus :
 					   (unsigned int)0);
 	print_cpl_table(f, o, res, nres, rows, names, nn);

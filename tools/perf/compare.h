@@ -22,6 +22,9 @@ struct perf_row {
 	double slat_max, clat_max, lat_max; /* ns */
 	double clat_p50, clat_p99, clat_p999; /* ns */
 	double usr, sys; /* % of one CPU */
+	/* CPU ns per I/O, the process's and the machine's; -1: not
+	 * measured (a median takes the measured runs only) */
+	double cpu_io_proc, cpu_io_mach;
 	unsigned int nr_idle;
 	double idle[PERF_ROW_MAX_IDLE]; /* % per state, mean over CPUs */
 	/* % per state on the completion CPU (see perf_result.cpl_cpu) */
@@ -29,6 +32,7 @@ struct perf_row {
 	/* CPU latency QoS, summed over the job queues; held: % of the run
 	 * a queue held its limit, mean over the queues */
 	double qos_applies, qos_releases, qos_held;
+	double qos_polls; /* waits that polled, summed over the job queues */
 };
 
 /* Letter naming configuration @i in tables and plots ("A", "B", ...). */

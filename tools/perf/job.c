@@ -15,6 +15,7 @@
  * a device that stopped answering must not keep the run going.
  */
 #define WAIT_SLICE_MS 20
+#define WAIT_SLICE_NS (WAIT_SLICE_MS * 1000000ull)
 
 /*
  * The job whose thread this is; NULL on the library's completion threads.
@@ -55,7 +56,86 @@ static void set_stop(struct perf_job *j)
 	atomic_store_explicit(&j->sh->stop, true, memory_order_relaxed);
 }
 
-/* Choose lane @l's next I/O; false when the phase is over for it. */
+/* --think-time or --rate-iops in this phase. */
+static bool paced(const struct perf_job *j)
+{
+	const struct perf_phase *ph = j->sh->phase;
+
+	return ph->think_ns || ph->rate_ns;
+}
+
+/*
+ * The job's next --rate-iops slot at or after @earliest. A slot missed is
+ * not made up for later: the rate is a ceiling, never a burst.
+ */
+static uint64_t rate_slot(struct perf_job *j, uint64_t earliest,
+			  uint64_t spacing)
+{
+	uint_fast64_t cur =
+		atomic_load_explicit(&j->rate_next, memory_order_relaxed);
+	uint64_t slot;
+
+	do {
+		slot = cur > earliest ? cur : earliest;
+	} while (!atomic_compare_exchange_weak_explicit(
+		&j->rate_next, &cur, slot + spacing, memory_order_relaxed,
+		memory_order_relaxed));
+	return slot;
+}
+
+/* The delayed heap: a binary min-heap on perf_lane.due. */
+static void delay_push(struct perf_job *j, struct perf_lane *l)
+{
+	unsigned int i = j->nr_delayed++;
+
+	while (i) {
+		unsigned int p = (i - 1) / 2;
+
+		if (j->delayed[p]->due <= l->due)
+			break;
+		j->delayed[i] = j->delayed[p];
+		i = p;
+	}
+	j->delayed[i] = l;
+}
+
+static struct perf_lane *delay_pop(struct perf_job *j)
+{
+	struct perf_lane *top = j->delayed[0];
+	struct perf_lane *last = j->delayed[--j->nr_delayed];
+	unsigned int i = 0, n = j->nr_delayed;
+
+	for (;;) {
+		unsigned int c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && j->delayed[c + 1]->due < j->delayed[c]->due)
+			c++;
+		if (last->due <= j->delayed[c]->due)
+			break;
+		j->delayed[i] = j->delayed[c];
+		i = c;
+	}
+	if (n)
+		j->delayed[i] = last;
+	return top;
+}
+
+/* Sleep until monotonic time @until (ns). */
+static void sleep_until(uint64_t until)
+{
+	struct timespec ts = { (time_t)(until / 1000000000ull),
+			       (long)(until % 1000000000ull) };
+
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+/*
+ * Choose lane @l's next I/O, to be submitted no earlier than @now (its
+ * think time included) nor the job's next rate slot; that time goes into
+ * l->due. False when the phase is over for the lane.
+ */
 static bool lane_next(struct perf_job *j, struct perf_lane *l, uint64_t now)
 {
 	const struct perf_phase *ph = j->sh->phase;
@@ -65,8 +145,11 @@ static bool lane_next(struct perf_job *j, struct perf_lane *l, uint64_t now)
 
 	if (stopped(j))
 		return false;
+	if (ph->rate_ns)
+		now = rate_slot(j, now, ph->rate_ns);
 	if (ph->deadline && now >= ph->deadline)
 		return false;
+	l->due = now;
 	measured = ph->record && now >= ph->ramp_end;
 	if (ph->random && ph->replay && l->count >= l->limit)
 		return false;
@@ -192,7 +275,7 @@ static bool finish_io(struct perf_job *j, struct perf_lane *l,
 				ctx->vfail[ctx->nr_vfail++] = f;
 		}
 	}
-	return lane_next(j, l, end);
+	return lane_next(j, l, end + ph->think_ns);
 }
 
 static void io_done(void *arg, const struct nvq_cpl *cpl);
@@ -241,6 +324,17 @@ static void submit_failed(struct perf_job *j, struct perf_lane *l,
 	retire(j);
 }
 
+/* Thread mode: hand lane @l, not due yet, to the job thread. */
+static void push_delayed(struct perf_job *j, struct perf_lane *l)
+{
+	pthread_mutex_lock(&j->lock);
+	delay_push(j, l);
+	/* The job thread sleeps until the earliest due time: a new one. */
+	if (j->delayed[0] == l)
+		pthread_cond_signal(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+}
+
 static void push_retry(struct perf_job *j, struct perf_lane *l)
 {
 	pthread_mutex_lock(&j->lock);
@@ -263,6 +357,10 @@ static bool drive(struct perf_job *j, struct perf_lane *l,
 
 		if (stopped(j)) {
 			retire(j);
+			return true;
+		}
+		if (paced(j) && l->due > perf_now()) {
+			push_delayed(j, l);
 			return true;
 		}
 		rc = lane_submit(j, l, 0);
@@ -329,7 +427,8 @@ static void io_done(void *arg, const struct nvq_cpl *cpl)
 static void submit_ready(struct perf_job *j)
 {
 	struct perf_job_ctx *ctx = &j->ctx[0];
-	bool unkicked = false;
+	bool unkicked = false, pace = paced(j);
+	uint64_t now = pace ? perf_now() : 0;
 	struct perf_lane *l;
 
 	while ((l = j->ready)) {
@@ -341,6 +440,10 @@ static void submit_ready(struct perf_job *j)
 		j->ready = l->next;
 		if (stopped(lj)) {
 			retire(lj);
+			continue;
+		}
+		if (pace && l->due > now && j->nr_delayed < j->cap_delayed) {
+			delay_push(j, l);
 			continue;
 		}
 		flags = j->ready ? NVQ_IO_MORE : 0;
@@ -372,20 +475,69 @@ static void submit_ready(struct perf_job *j)
 		nvq_queue_kick(j->q);
 }
 
+/* Poll / wait mode: move the lanes that are due to the ready list. */
+static void release_due(struct perf_job *j)
+{
+	bool stop = stopped(j);
+	uint64_t now;
+
+	if (!j->nr_delayed)
+		return;
+	now = perf_now();
+	/* On a stop every lane goes, and submit_ready() retires it. */
+	while (j->nr_delayed && (stop || j->delayed[0]->due <= now)) {
+		struct perf_lane *l = delay_pop(j);
+
+		l->next = j->ready;
+		j->ready = l;
+	}
+}
+
+/*
+ * Wait mode: sleep on the queue's interrupt, no longer than until the
+ * earliest delayed lane is due; with nothing in flight there is nothing
+ * to wait for but the clock. nvq_wait() counts in milliseconds, so a
+ * lane may start up to 1 ms late while other I/O is in flight and none
+ * completes: pacing errs on the slow side, latencies stay exact.
+ */
+static int wait_step(struct perf_job *j)
+{
+	int timeout = WAIT_SLICE_MS;
+
+	if (j->nr_delayed) {
+		uint64_t now = perf_now(), due = j->delayed[0]->due, ms;
+
+		if (due <= now)
+			return 0;
+		if (!nvq_queue_inflight(j->q)) {
+			sleep_until(due - now < WAIT_SLICE_NS ?
+					    due :
+					    now + WAIT_SLICE_NS);
+			return 0;
+		}
+		ms = (due - now + 999999) / 1000000;
+		if (ms < (uint64_t)timeout)
+			timeout = (int)ms;
+	}
+	return nvq_wait(j->q, 1, timeout);
+}
+
 static void run_reaping(struct perf_job *j)
 {
-	/* Lanes of other jobs may wait in j->ready (--shared-queue). */
+	/* Lanes of other jobs may wait in j->ready or j->delayed
+	 * (--shared-queue). */
 	while ((atomic_load_explicit(&j->active, memory_order_acquire) ||
-		j->ready) &&
+		j->ready || j->nr_delayed) &&
 	       !abandoned(j)) {
 		int rc;
 
+		release_due(j);
 		submit_ready(j);
 		if (!atomic_load_explicit(&j->active, memory_order_acquire) &&
-		    !j->ready)
+		    !j->ready && !j->nr_delayed)
 			break;
 		if (j->cfg->mode == NVQ_MODE_WAIT) {
-			rc = nvq_wait(j->q, 1, WAIT_SLICE_MS);
+			rc = wait_step(j);
 		} else {
 			rc = nvq_poll(j->q, 0);
 			if (!rc && j->yield_empty)
@@ -432,9 +584,38 @@ static void run_threaded(struct perf_job *j)
 			pthread_mutex_lock(&j->lock);
 			continue;
 		}
-		/* perf_job_wake() or a retiring lane ends the sleep early */
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += 1;
+		if (j->nr_delayed) {
+			uint64_t now = perf_now(), until;
+			struct perf_lane *go = NULL, *next;
+
+			while (j->nr_delayed &&
+			       (stopped(j) || j->delayed[0]->due <= now)) {
+				struct perf_lane *l = delay_pop(j);
+
+				l->next = go;
+				go = l;
+			}
+			if (go) {
+				pthread_mutex_unlock(&j->lock);
+				for (; go; go = next) {
+					next = go->next;
+					drive(j, go, &j->ctx[0], true);
+				}
+				pthread_mutex_lock(&j->lock);
+				continue;
+			}
+			/* Short slices: a stop retires the waiting lanes. */
+			until = j->delayed[0]->due;
+			if (until - now > WAIT_SLICE_NS)
+				until = now + WAIT_SLICE_NS;
+			ts.tv_sec = (time_t)(until / 1000000000ull);
+			ts.tv_nsec = (long)(until % 1000000000ull);
+		} else {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_sec += 1;
+		}
+		/* perf_job_wake(), a retiring lane or a new delayed lane
+		 * ends the sleep early */
 		pthread_cond_timedwait(&j->cond, &j->lock, &ts);
 	}
 	pthread_mutex_unlock(&j->lock);
@@ -511,6 +692,25 @@ int perf_job_init(struct perf_job *j, struct perf_shared *sh,
 			 j->nr_lanes);
 		return -ENOMEM;
 	}
+	if (cfg->think_ns || cfg->rate_iops) {
+		/* With --shared-queue a thread may hold every job's lanes. */
+		uint64_t cap =
+			(uint64_t)cfg->qd *
+			(cfg->shared_queue && cfg->mode != NVQ_MODE_THREAD ?
+				 nr_jobs :
+				 1);
+
+		j->delayed = cap <= UINT32_MAX ?
+				     calloc(cap, sizeof(*j->delayed)) :
+				     NULL;
+		if (!j->delayed) {
+			snprintf(err, errlen,
+				 "out of memory for %llu paced requests",
+				 (unsigned long long)cap);
+			return -ENOMEM;
+		}
+		j->cap_delayed = (unsigned int)cap;
+	}
 	j->bufmem = nvq_dma_alloc(t->ctrl, stride * j->nr_lanes, -1);
 	if (!j->bufmem) {
 		snprintf(err, errlen,
@@ -551,8 +751,10 @@ void perf_job_rearm(struct perf_job *j)
 	atomic_store(&j->cursor, 0);
 	atomic_store(&j->claimed, 0);
 	atomic_store(&j->active, 0);
+	atomic_store(&j->rate_next, 0);
 	j->ready = NULL;
 	j->retry = NULL;
+	j->nr_delayed = 0;
 	for (i = 0; i < j->nr_lanes; i++) {
 		struct perf_lane *l = &j->lanes[i];
 
@@ -569,6 +771,8 @@ void perf_job_release(struct perf_job *j, bool free_dma)
 	j->bufmem = NULL;
 	free(j->lanes);
 	j->lanes = NULL;
+	free(j->delayed);
+	j->delayed = NULL;
 	pthread_mutex_destroy(&j->lock);
 	pthread_cond_destroy(&j->cond);
 }

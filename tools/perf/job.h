@@ -29,6 +29,19 @@
  *    could spin on slots that only this thread's callbacks free), and
  *    sleeps until the lanes retire. Each thread records into its own
  *    perf_job_ctx; they are merged after the run.
+ *
+ * Pacing (--think-time, --rate-iops): lane_next() gives each new I/O the
+ * time it is due (the completion of the lane's previous I/O plus the think
+ * time, no earlier than the job's next rate slot). A lane not yet due
+ * waits in the job's delayed heap, ordered by that time:
+ *  - poll: the job thread keeps polling the queue until it is due (a
+ *    poll-mode application spins, so its CPU cost shows);
+ *  - wait: the job thread sleeps in nvq_wait() no longer than until the
+ *    earliest due time, or in clock_nanosleep() when nothing is in flight;
+ *  - thread: the callback hands the lane to the job thread, which sleeps
+ *    on its condition variable until the lane is due and submits it (the
+ *    completion thread must not sleep for one lane).
+ * t0 is taken at the submission, so the pause is in no latency.
  */
 #ifndef NVQ_PERF_JOB_H
 #define NVQ_PERF_JOB_H
@@ -80,6 +93,8 @@ struct perf_phase {
 	bool verify_check; /* reads are checked */
 	uint32_t check_run_id; /* 0 = accept blocks from any run */
 	bool replay; /* repeat the previous phase's offsets exactly */
+	uint64_t think_ns; /* pause after each completion, per lane */
+	uint64_t rate_ns; /* least spacing of a job's submissions; 0 = none */
 };
 
 /* State shared by all jobs of a run. */
@@ -111,6 +126,7 @@ struct perf_lane {
 	int err;
 	uint16_t status;
 	uint64_t t0, t1, t2;
+	uint64_t due; /* the prepared I/O is not submitted before this */
 	uint32_t dw1; /* the CQE's DW1: posting time when stamped */
 	atomic_int parts; /* submitter + callback references */
 	/* t0 while submitted and the callback has not run, else 0: what the
@@ -170,6 +186,16 @@ struct perf_job {
 	void *bufmem;
 
 	struct perf_lane *ready; /* poll / wait: lanes to submit */
+
+	/*
+	 * Pacing: lanes waiting for their due time, a min-heap on
+	 * perf_lane.due (under @lock in thread mode; else the job thread's
+	 * own, holding other jobs' lanes too with --shared-queue), and the
+	 * job's next free --rate-iops slot.
+	 */
+	struct perf_lane **delayed;
+	unsigned int nr_delayed, cap_delayed;
+	atomic_uint_fast64_t rate_next;
 
 	/* thread mode: lanes to retry, and the job thread's sleep */
 	pthread_mutex_t lock;

@@ -459,6 +459,44 @@ static int set_cpu_lat(const struct option_def *d, struct perf_opts *o,
 	return 0;
 }
 
+int perf_parse_cpu_lat_method(const char *s, enum nvq_qos_method *m)
+{
+	enum nvq_qos_method v;
+
+	/* "none" is what the library reports, not a choice. */
+	if (!s || nvq_qos_parse_method(s, &v) || v == NVQ_QOS_METHOD_NONE)
+		return -EINVAL;
+	*m = v;
+	return 0;
+}
+
+static int set_cpu_lat_method(const struct option_def *d, struct perf_opts *o,
+			      struct perf_config *c, const char *val, char *err,
+			      size_t errlen)
+{
+	if (perf_parse_cpu_lat_method(val, &c->cpu_lat_method))
+		return bad_value(d, "method", val,
+				 "(expected auto, cpuidle, poll or hybrid)",
+				 err, errlen);
+	c->cpu_lat_method_set = true;
+	return 0;
+}
+
+static int set_think(const struct option_def *d, struct perf_opts *o,
+		     struct perf_config *c, const char *val, char *err,
+		     size_t errlen)
+{
+	return set_time(d, val, true, &c->think_ns, err, errlen);
+}
+
+static int set_rate(const struct option_def *d, struct perf_opts *o,
+		    struct perf_config *c, const char *val, char *err,
+		    size_t errlen)
+{
+	return set_uint(d, val, 0, PERF_RATE_IOPS_MAX, &c->rate_iops, err,
+			errlen);
+}
+
 static int set_cpu_lat_timeout(const struct option_def *d, struct perf_opts *o,
 			       struct perf_config *c, const char *val,
 			       char *err, size_t errlen)
@@ -610,6 +648,12 @@ static const struct option_def option_table[] = {
 	  "auto, 0 (no idle) or N us" },
 	{ "cpu-lat-timeout-ms", 0, true, SCOPE_CONFIG, set_cpu_lat_timeout, "N",
 	  "idle ms after which a queue drops its limit (default 3)" },
+	{ "cpu-lat-method", 0, true, SCOPE_CONFIG, set_cpu_lat_method, "M",
+	  "how the limit is kept: auto (default), cpuidle, poll, hybrid" },
+	{ "think-time", 0, true, SCOPE_CONFIG, set_think, "DUR",
+	  "pause of a request slot between completion and next I/O (0: off)" },
+	{ "rate-iops", 0, true, SCOPE_CONFIG, set_rate, "N",
+	  "at most N submissions per second per thread (default 0: off)" },
 	{ "io-timeout-ms", 0, true, SCOPE_CONFIG, set_timeout, "N",
 	  "I/O command timeout, 1..3600000 ms (default 30000)" },
 	{ "admin-timeout-ms", 0, true, SCOPE_CONFIG, set_timeout, "N",
@@ -655,6 +699,10 @@ void perf_usage(FILE *f)
 		"after the run. Inside --compare only per-configuration\n"
 		"options are allowed (not --json, --plot, --compare, --rounds, "
 		"--help).\n"
+		"--think-time and --rate-iops pace submissions: latencies are "
+		"measured from\nthe submission, so the pause is in none of "
+		"them; in poll mode the thread keeps\npolling through it, in "
+		"wait and thread mode it sleeps.\n"
 		"Example: nvq-perf --qd 1 --time 2s --compare \"--mode poll;"
 		"--mode wait\" --rounds 5\n");
 }

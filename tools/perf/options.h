@@ -64,6 +64,14 @@ struct perf_config {
 	/* CPU latency QoS (nvq/qos.h): NVQ_QOS_OFF, NVQ_QOS_AUTO or us */
 	int cpu_lat_limit_us;
 	unsigned int cpu_lat_timeout_ms; /* 0 = the library's default */
+	/* how the limit is honoured: nvq_opts.cpu_lat_method */
+	enum nvq_qos_method cpu_lat_method;
+	bool cpu_lat_method_set;
+	/* Pacing: a lane submits its next I/O think_ns after its last one
+	 * completed; a job submits at most rate_iops I/Os per second.
+	 * 0 = off. */
+	uint64_t think_ns;
+	uint64_t rate_iops;
 	/* Command timeouts (nvq_opts), 0 = the library's default */
 	unsigned int io_timeout_ms;
 	unsigned int admin_timeout_ms;
@@ -128,8 +136,13 @@ int perf_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* --cpu-lat-limit-us: off (or -1), auto, 0 (or n/a) or N microseconds
  * (up to NVQ_QOS_LIMIT_MAX); NVQ_QOS_OFF / NVQ_QOS_AUTO / N in *@us. */
 int perf_parse_cpu_lat(const char *s, int *us);
-/* Most a command timeout may be (the library's limit: one hour). */
 /* The --cpu-lat-limit-us spelling of @us ("off", "auto", "0", "50"). */
 const char *perf_cpu_lat_name(int us, char *buf, size_t len);
+/* --cpu-lat-method: auto, cpuidle, poll or hybrid (the library's parser);
+ * 0 or -EINVAL. */
+int perf_parse_cpu_lat_method(const char *s, enum nvq_qos_method *m);
+
+/* Most --rate-iops takes: one I/O per nanosecond. */
+#define PERF_RATE_IOPS_MAX 1000000000ull
 
 #endif /* NVQ_PERF_OPTIONS_H */

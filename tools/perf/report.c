@@ -132,6 +132,76 @@ static void completion_text(FILE *f, const struct perf_result *r)
 	fputc('\n', f);
 }
 
+/* CPU time per measured I/O: the process's and the machine's. */
+static void cpu_per_io_text(FILE *f, const struct perf_result *r)
+{
+	char a[32];
+	double ns;
+	bool any = false;
+
+	if (perf_result_cpu_per_io(r, PERF_CPU_PROCESS, &ns)) {
+		fprintf(f, "  cpu/io       : process %s",
+			perf_fmt_ns(a, sizeof(a), ns));
+		any = true;
+	}
+	if (perf_result_cpu_per_io(r, PERF_CPU_MACHINE, &ns)) {
+		fprintf(f, "%smachine %s", any ? ", " : "  cpu/io       : ",
+			perf_fmt_ns(a, sizeof(a), ns));
+		if (r->machine_total_ns)
+			fprintf(f, " (%u CPUs %.1f%% busy, every process)",
+				r->machine_cpus,
+				(double)r->machine_busy_ns * 100.0 /
+					(double)r->machine_total_ns);
+		any = true;
+	}
+	if (perf_result_cpu_per_io(r, PERF_CPU_IDLE_POLL, &ns)) {
+		fprintf(f, "%sidle-loop polling %s",
+			any ? ",\n                 " : "  cpu/io       : ",
+			perf_fmt_ns(a, sizeof(a), ns));
+		any = true;
+	}
+	if (any)
+		fputc('\n', f);
+}
+
+/* How the limit is honoured: method, the reason, the wake-up cost. */
+static void method_text(FILE *f, const struct perf_result *r)
+{
+	const struct nvq_qos_method_info *mi = &r->method;
+	char a[32], b[32];
+
+	fprintf(f, "                 method %s (requested %s)%s%s\n",
+		nvq_qos_method_name(mi->method),
+		nvq_qos_method_name(mi->requested), mi->why[0] ? ": " : "",
+		mi->why);
+	if (mi->wake.samples)
+		fprintf(f,
+			"                 wake-up cost: p50 %s, p99 %s (%s, %u "
+			"samples)\n",
+			perf_fmt_ns(a, sizeof(a), (double)mi->wake.p50_ns),
+			perf_fmt_ns(b, sizeof(b), (double)mi->wake.p99_ns),
+			mi->wake.source[0] ? mi->wake.source : "?",
+			mi->wake.samples);
+}
+
+/* What the waiters of the job queues did for the limit, summed. */
+static void poll_text(FILE *f, const struct perf_result *r)
+{
+	struct nvq_qos_poll_stats p;
+	char a[32], b[32];
+
+	if (!perf_result_poll_sum(r, &p))
+		return;
+	fprintf(f,
+		"                 waiters: polls=%" PRIu64
+		" (%s), sleeps=%" PRIu64 " (%" PRIu64
+		" overslept, est %s), idle_sleeps=%" PRIu64 ", masked=%" PRIu64
+		"\n",
+		p.polls, perf_fmt_ns(a, sizeof(a), (double)p.poll_ns), p.sleeps,
+		p.overslept, perf_fmt_ns(b, sizeof(b), (double)p.est_ns),
+		p.idle_sleeps, p.masked);
+}
+
 /* The CPU latency QoS setting and what each queue did with it. */
 static void qos_text(FILE *f, const struct perf_result *r)
 {
@@ -141,7 +211,11 @@ static void qos_text(FILE *f, const struct perf_result *r)
 	unsigned int i;
 
 	if (r->cfg->cpu_lat_limit_us == NVQ_QOS_OFF) {
-		fprintf(f, "  cpu-lat      : off\n");
+		fprintf(f, "  cpu-lat      : off");
+		if (r->cfg->cpu_lat_method_set)
+			fprintf(f, " (--cpu-lat-method %s: no limit to keep)",
+				nvq_qos_method_name(r->cfg->cpu_lat_method));
+		fputc('\n', f);
 		return;
 	}
 	fprintf(f, "  cpu-lat      : limit %s",
@@ -153,7 +227,9 @@ static void qos_text(FILE *f, const struct perf_result *r)
 	fprintf(f, ", timeout %u ms, backend %s\n", q->timeout_ms, q->backend);
 	if (q->reason[0])
 		fprintf(f, "                 auto: %s\n", q->reason);
-	if (q->status[0])
+	method_text(f, r);
+	/* The PM QoS files matter to the cpuidle method only. */
+	if (q->status[0] && r->method.method == NVQ_QOS_METHOD_CPUIDLE)
 		fprintf(f, "                 not applied: %s\n", q->status);
 	if (!r->nr_qos)
 		fprintf(f, "                 poll mode: no queue needs a "
@@ -168,6 +244,7 @@ static void qos_text(FILE *f, const struct perf_result *r)
 			x->qid, x->applies, x->releases, x->held_ns / 1e9,
 			wall > 0 ? x->held_ns * 100.0 / wall : 0);
 	}
+	poll_text(f, r);
 }
 
 /* The controller's failure path during the run: every counter the
@@ -212,12 +289,18 @@ void perf_report_text(FILE *f, const struct perf_result *r)
 	fprintf(f, "nvq-perf: rw=%s", perf_rw_name(c->rw));
 	if (c->rw == PERF_RW_RANDRW || c->rw == PERF_RW_RW)
 		fprintf(f, " rwmix=%u", c->rwmix);
-	fprintf(f, ", bs=%s, qd=%u, threads=%u, mode=%s%s%s%s%s\n",
+	fprintf(f, ", bs=%s, qd=%u, threads=%u, mode=%s%s%s%s%s",
 		perf_fmt_bytes(bs, sizeof(bs), c->bs), c->qd, c->threads,
 		perf_mode_name(c->mode), c->exclusive ? ", exclusive" : "",
 		c->shared_queue ? ", shared queue" : "",
 		c->single_lock ? ", single lock" : "",
 		c->verify ? ", verify" : "");
+	if (c->think_ns)
+		fprintf(f, ", think=%s",
+			perf_fmt_ns(sz, sizeof(sz), (double)c->think_ns));
+	if (c->rate_iops)
+		fprintf(f, ", rate=%" PRIu64 " IOPS/thread", c->rate_iops);
+	fputc('\n', f);
 	fprintf(f,
 		"  device: %s (%s), nsid %u: %s, %u-byte LBAs, %u I/O "
 		"queue%s\n",
@@ -236,6 +319,7 @@ void perf_report_text(FILE *f, const struct perf_result *r)
 		"  cpu          : usr=%.2f%%, sys=%.2f%%, ctx=%" PRIu64
 		" (whole process, %% of one CPU)\n",
 		r->usr_pct, r->sys_pct, r->ctx_switches);
+	cpu_per_io_text(f, r);
 	if (r->have_idle) {
 		fprintf(f, "  cpuidle      : ");
 		idle_states(f, &r->idle, r->idle.avg);
@@ -424,6 +508,19 @@ static void json_job_options(struct json_writer *w, const struct perf_config *c)
 		snprintf(buf, sizeof(buf), "%u", c->cpu_lat_timeout_ms);
 		json_string(w, "cpu_lat_timeout_ms", buf);
 	}
+	json_string(w, "cpu_lat_method",
+		    nvq_qos_method_name(c->cpu_lat_method));
+	/* fio's names; fio's thinktime counts in us */
+	if (c->think_ns) {
+		snprintf(buf, sizeof(buf), "%lluus",
+			 (unsigned long long)((c->think_ns + 999) / 1000));
+		json_string(w, "thinktime", buf);
+	}
+	if (c->rate_iops) {
+		snprintf(buf, sizeof(buf), "%llu",
+			 (unsigned long long)c->rate_iops);
+		json_string(w, "rate_iops", buf);
+	}
 	if (c->io_timeout_ms) {
 		snprintf(buf, sizeof(buf), "%u", c->io_timeout_ms);
 		json_string(w, "io_timeout_ms", buf);
@@ -435,9 +532,52 @@ static void json_job_options(struct json_writer *w, const struct perf_config *c)
 	json_end_object(w);
 }
 
+static void json_poll(struct json_writer *w, const char *key,
+		      const struct nvq_qos_poll_stats *p)
+{
+	json_begin_object(w, key);
+	json_uint(w, "polls", p->polls);
+	json_uint(w, "poll_ns", p->poll_ns);
+	json_uint(w, "sleeps", p->sleeps);
+	json_uint(w, "sleep_ns", p->sleep_ns);
+	json_uint(w, "overslept", p->overslept);
+	json_uint(w, "est_ns", p->est_ns);
+	json_uint(w, "idle_sleeps", p->idle_sleeps);
+	json_uint(w, "masked", p->masked);
+	json_end_object(w);
+}
+
+/* CPU time per measured I/O; only the figures that were measured. */
+static void json_cpu_per_io(struct json_writer *w, const struct perf_result *r)
+{
+	static const struct {
+		const char *key;
+		enum perf_cpu_kind kind;
+	} kinds[] = {
+		{ "process", PERF_CPU_PROCESS },
+		{ "machine", PERF_CPU_MACHINE },
+		{ "idle_poll", PERF_CPU_IDLE_POLL },
+	};
+	bool open = false;
+	unsigned int i;
+	double ns;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (!perf_result_cpu_per_io(r, kinds[i].kind, &ns))
+			continue;
+		if (!open)
+			json_begin_object(w, "cpu_per_io_ns");
+		open = true;
+		json_fixed(w, kinds[i].key, ns, 3);
+	}
+	if (open)
+		json_end_object(w);
+}
+
 /* nvq-perf's own: QoS setting and per-queue counters, completion CPU. */
 static void json_qos(struct json_writer *w, const struct perf_result *r)
 {
+	struct nvq_qos_poll_stats sum;
 	unsigned int i, k;
 
 	json_begin_object(w, "completion_cpu");
@@ -459,6 +599,21 @@ static void json_qos(struct json_writer *w, const struct perf_result *r)
 	json_string(w, "backend", r->qos.backend);
 	json_string(w, "reason", r->qos.reason);
 	json_string(w, "status", r->qos.status);
+	json_string(w, "method", nvq_qos_method_name(r->method.method));
+	json_string(w, "method_requested",
+		    nvq_qos_method_name(r->method.requested));
+	json_string(w, "method_why", r->method.why);
+	if (r->method.wake.samples) {
+		const struct nvq_qos_wake *wk = &r->method.wake;
+
+		json_begin_object(w, "wake");
+		json_uint(w, "p50_ns", wk->p50_ns);
+		json_uint(w, "p99_ns", wk->p99_ns);
+		json_uint(w, "write_ns", wk->write_ns);
+		json_uint(w, "samples", wk->samples);
+		json_string(w, "source", wk->source);
+		json_end_object(w);
+	}
 	json_uint(w, "span_ns", r->qos_span_ns);
 	json_begin_array(w, "queues");
 	for (i = 0; i < r->nr_qos; i++) {
@@ -467,9 +622,12 @@ static void json_qos(struct json_writer *w, const struct perf_result *r)
 		json_uint(w, "applies", r->qosq[i].applies);
 		json_uint(w, "releases", r->qosq[i].releases);
 		json_uint(w, "held_ns", r->qosq[i].held_ns);
+		json_poll(w, "poll", &r->qosq[i].poll);
 		json_end_object(w);
 	}
 	json_end_array(w);
+	if (perf_result_poll_sum(r, &sum))
+		json_poll(w, "poll", &sum);
 	json_end_object(w);
 }
 
@@ -523,6 +681,8 @@ static void json_job(struct json_writer *w, const struct perf_opts *o,
 	json_uint(w, "ctx", r->ctx_switches);
 	json_uint(w, "majf", r->majflt);
 	json_uint(w, "minf", r->minflt);
+	/* nvq-perf's own, next to fio's CPU fields */
+	json_cpu_per_io(w, r);
 	/* nvq-perf's own fields */
 	json_begin_object(w, "nvq");
 	json_string(w, "device", c->uri);
@@ -534,6 +694,13 @@ static void json_job(struct json_writer *w, const struct perf_opts *o,
 	json_uint(w, "round", r->round);
 	json_string(w, "config", c->label ? c->label : "");
 	json_bool(w, "interrupted", r->interrupted);
+	if (r->have_machine) {
+		json_begin_object(w, "machine_cpu");
+		json_uint(w, "cpus", r->machine_cpus);
+		json_uint(w, "busy_ns", r->machine_busy_ns);
+		json_uint(w, "total_ns", r->machine_total_ns);
+		json_end_object(w);
+	}
 	json_begin_object(w, "stuck");
 	json_uint(w, "ios", r->stuck_ios);
 	json_uint(w, "oldest_age_ns", r->stuck_oldest_ns);
@@ -595,6 +762,14 @@ static void json_row(struct json_writer *w, const char *key,
 	json_fixed(w, "clat_p99.9_ns", r->clat_p999, 6);
 	json_fixed(w, "usr_cpu", r->usr, 6);
 	json_fixed(w, "sys_cpu", r->sys, 6);
+	if (r->cpu_io_proc >= 0 || r->cpu_io_mach >= 0) {
+		json_begin_object(w, "cpu_per_io_ns");
+		if (r->cpu_io_proc >= 0)
+			json_fixed(w, "process", r->cpu_io_proc, 3);
+		if (r->cpu_io_mach >= 0)
+			json_fixed(w, "machine", r->cpu_io_mach, 3);
+		json_end_object(w);
+	}
 	if (r->nr_idle) {
 		json_begin_object(w, "cpuidle");
 		for (k = 0; k < r->nr_idle; k++)
@@ -608,6 +783,7 @@ static void json_row(struct json_writer *w, const char *key,
 	json_fixed(w, "cpu_lat_applies", r->qos_applies, 6);
 	json_fixed(w, "cpu_lat_releases", r->qos_releases, 6);
 	json_fixed(w, "cpu_lat_held_pct", r->qos_held, 6);
+	json_fixed(w, "cpu_lat_polls", r->qos_polls, 6);
 	json_end_object(w);
 }
 
@@ -639,6 +815,14 @@ static void json_compare(struct json_writer *w, const struct perf_opts *o,
 		json_string(w, "options",
 			    o->configs[c].label ? o->configs[c].label : "");
 		json_uint(w, "runs", n);
+		/* the method of the configuration's first run */
+		for (i = 0; i < nres; i++) {
+			if (res[i].config_index != c)
+				continue;
+			json_string(w, "cpu_lat_method",
+				    nvq_qos_method_name(res[i].method.method));
+			break;
+		}
 		json_row(w, "median", &med, names);
 		json_end_object(w);
 	}

@@ -12,8 +12,92 @@ void perf_result_init(struct perf_result *r)
 	r->cpl_cpu = -1;
 	r->qos.limit_us = NVQ_QOS_OFF;
 	r->qos.effective_us = NVQ_QOS_OFF;
+	r->method.requested = NVQ_QOS_METHOD_AUTO;
+	r->method.method = NVQ_QOS_METHOD_NONE;
 	for (d = 0; d < PERF_NR_DIRS; d++)
 		perf_dir_stats_init(&r->dir[d]);
+}
+
+uint64_t perf_result_ios(const struct perf_result *r)
+{
+	uint64_t n = 0;
+	unsigned int d;
+
+	for (d = 0; d < PERF_NR_DIRS; d++)
+		n += r->dir[d].ios;
+	return n;
+}
+
+/* Time all CPUs spent in cpuidle's polling state, or -1. */
+static double idle_poll_ns(const struct perf_result *r)
+{
+	double sum = 0;
+	unsigned int c, k;
+
+	if (!r->have_idle)
+		return -1;
+	for (k = 0; k < r->idle.nr_states; k++)
+		if (!strcmp(r->idle.names[k], PERF_IDLE_POLL_STATE))
+			break;
+	if (k == r->idle.nr_states)
+		return -1;
+	for (c = 0; c < r->idle.nr_cpus; c++)
+		sum += r->idle.pct[c * r->idle.nr_states + k] / 100.0 *
+		       (double)r->wall_ns;
+	return sum;
+}
+
+bool perf_result_cpu_per_io(const struct perf_result *r,
+			    enum perf_cpu_kind kind, double *ns)
+{
+	uint64_t ios = perf_result_ios(r);
+	double t = -1;
+
+	if (!ios)
+		return false;
+	switch (kind) {
+	case PERF_CPU_PROCESS:
+		if (r->have_proc_cpu)
+			t = (double)r->proc_cpu_ns;
+		break;
+	case PERF_CPU_MACHINE:
+		if (r->have_machine)
+			t = (double)r->machine_busy_ns;
+		break;
+	case PERF_CPU_IDLE_POLL:
+		t = idle_poll_ns(r);
+		break;
+	}
+	if (t < 0)
+		return false;
+	*ns = t / (double)ios;
+	return true;
+}
+
+bool perf_result_poll_sum(const struct perf_result *r,
+			  struct nvq_qos_poll_stats *sum)
+{
+	unsigned int i, nest = 0;
+	uint64_t est = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < r->nr_qos; i++) {
+		const struct nvq_qos_poll_stats *p = &r->qosq[i].poll;
+
+		sum->polls += p->polls;
+		sum->poll_ns += p->poll_ns;
+		sum->sleeps += p->sleeps;
+		sum->sleep_ns += p->sleep_ns;
+		sum->overslept += p->overslept;
+		sum->idle_sleeps += p->idle_sleeps;
+		sum->masked += p->masked;
+		if (p->est_ns) {
+			est += p->est_ns;
+			nest++;
+		}
+	}
+	sum->est_ns = nest ? est / nest : 0;
+	return r->nr_qos > 0;
 }
 
 void perf_dir_stats_init(struct perf_dir_stats *d)

@@ -26,6 +26,9 @@ enum { PERF_DIR_READ, PERF_DIR_WRITE, PERF_NR_DIRS };
 struct perf_qos_queue {
 	unsigned int qid;
 	uint64_t applies, releases, held_ns;
+	/* what its waiters did (counters over the window; est_ns at its
+	 * end) */
+	struct nvq_qos_poll_stats poll;
 };
 
 /* Latencies and volume of one direction. */
@@ -75,6 +78,13 @@ struct perf_result {
 		minflt; /* page faults during the run (fio's majf/minf) */
 	bool have_idle;
 	struct perf_idle idle;
+	/* CPU time over the same window: the process's (usr + sys), and the
+	 * machine's busy time from /proc/stat (every process, the kernel) */
+	bool have_proc_cpu;
+	uint64_t proc_cpu_ns;
+	bool have_machine;
+	uint64_t machine_busy_ns, machine_total_ns;
+	unsigned int machine_cpus;
 
 	uint64_t verify_blocks; /* blocks checked */
 	uint64_t verify_bad;
@@ -108,6 +118,8 @@ struct perf_result {
 	/* CPU latency QoS: the setting as the library took it, and one
 	 * entry per job queue with a QoS state (none in poll mode). */
 	struct nvq_qos_info qos;
+	/* how the limit was honoured, read at the end of the window */
+	struct nvq_qos_method_info method;
 	unsigned int nr_qos;
 	struct perf_qos_queue *qosq;
 	uint64_t qos_span_ns; /* start of the jobs -> end of the window */
@@ -115,6 +127,28 @@ struct perf_result {
 
 /* Zero @r with empty histograms. */
 void perf_result_init(struct perf_result *r);
+
+/* What perf_result_cpu_per_io() divides. */
+enum perf_cpu_kind {
+	PERF_CPU_PROCESS, /* usr + sys of nvq-perf (with emu: the device) */
+	PERF_CPU_MACHINE, /* busy time of all CPUs (/proc/stat) */
+	PERF_CPU_IDLE_POLL, /* all CPUs in cpuidle's POLL state */
+};
+/*
+ * CPU time per measured I/O into *@ns: false when it was not measured
+ * (no I/O, /proc/stat unreadable, no cpuidle POLL state).
+ */
+bool perf_result_cpu_per_io(const struct perf_result *r,
+			    enum perf_cpu_kind kind, double *ns);
+/* Measured I/Os of both directions. */
+uint64_t perf_result_ios(const struct perf_result *r);
+/*
+ * The waiter counters of all job queues summed into @sum; est_ns is the
+ * mean of the queues that have an estimate. False when no job queue has
+ * QoS state (poll mode).
+ */
+bool perf_result_poll_sum(const struct perf_result *r,
+			  struct nvq_qos_poll_stats *sum);
 /* Free what @r owns (not @r). */
 void perf_result_free(struct perf_result *r);
 /* Residency of idle state @k on CPU @cpu (-1 if not measured). */

@@ -286,16 +286,29 @@ static void join_jobs(pthread_t *tids, unsigned int n)
 static void qos_window(const struct monitor *m, struct perf_result *res,
 		       int sign)
 {
+	struct nvq_qos_poll_stats ps;
 	struct nvq_qos_stats st;
 	unsigned int i;
 
 	for (i = 0; i < res->nr_qos && i < m->nr_jobs; i++) {
 		struct perf_qos_queue *x = &res->qosq[i];
+		struct nvq_qos_queue *qq = nvq_queue_qos(m->jobs[i].q);
+		struct nvq_qos_poll_stats *p = &x->poll;
 
-		nvq_qos_queue_stats(nvq_queue_qos(m->jobs[i].q), &st);
+		nvq_qos_queue_stats(qq, &st);
 		x->applies += (uint64_t)sign * st.applies;
 		x->releases += (uint64_t)sign * st.releases;
 		x->held_ns += (uint64_t)sign * st.held_ns;
+		nvq_qos_queue_poll_stats(qq, &ps);
+		p->polls += (uint64_t)sign * ps.polls;
+		p->poll_ns += (uint64_t)sign * ps.poll_ns;
+		p->sleeps += (uint64_t)sign * ps.sleeps;
+		p->sleep_ns += (uint64_t)sign * ps.sleep_ns;
+		p->overslept += (uint64_t)sign * ps.overslept;
+		p->idle_sleeps += (uint64_t)sign * ps.idle_sleeps;
+		p->masked += (uint64_t)sign * ps.masked;
+		/* an estimate, not a counter: its value at the end */
+		p->est_ns = ps.est_ns;
 	}
 }
 
@@ -309,9 +322,10 @@ static void monitor_run(struct monitor *m, const struct perf_phase *ph,
 {
 	struct perf_idle_snap idle0 = { 0 }, idle1 = { 0 };
 	struct perf_cpu_snap cpu0, cpu1;
+	struct perf_machine_snap mach0, mach1;
 	uint64_t tick, start, end, now, eta_end;
 	double iops = 0, bw = 0;
-	bool have_idle0, done = false;
+	bool have_idle0, have_cpu0, have_mach0, done = false;
 	unsigned int nticks = 0;
 
 	eta_end = ph->deadline;
@@ -326,7 +340,8 @@ static void monitor_run(struct monitor *m, const struct perf_phase *ph,
 	}
 	start = perf_now();
 	have_idle0 = !perf_idle_snapshot(&idle0, NULL);
-	perf_cpu_snapshot(&cpu0);
+	have_mach0 = !perf_machine_snapshot(&mach0, NULL, 0);
+	have_cpu0 = !perf_cpu_snapshot(&cpu0);
 	progress(m, m->last_bytes, &m->last_ios);
 	tick = start;
 	while (!done) {
@@ -351,7 +366,19 @@ static void monitor_run(struct monitor *m, const struct perf_phase *ph,
 		}
 	}
 	end = perf_now();
-	perf_cpu_snapshot(&cpu1);
+	res->have_proc_cpu = !perf_cpu_snapshot(&cpu1) && have_cpu0;
+	if (res->have_proc_cpu)
+		res->proc_cpu_ns = (cpu1.usr_ns + cpu1.sys_ns) -
+				   (cpu0.usr_ns + cpu0.sys_ns);
+	/* Counters that went backwards (a CPU went offline) mean nothing. */
+	if (have_mach0 && !perf_machine_snapshot(&mach1, NULL, 0) &&
+	    mach1.busy_ns >= mach0.busy_ns &&
+	    mach1.total_ns >= mach0.total_ns) {
+		res->have_machine = true;
+		res->machine_busy_ns = mach1.busy_ns - mach0.busy_ns;
+		res->machine_total_ns = mach1.total_ns - mach0.total_ns;
+		res->machine_cpus = mach1.nr_cpus;
+	}
 	qos_window(m, res, 1);
 	res->qos_span_ns = end - ph->t_begin;
 	/* A run shorter than one interval still gets one sample. */
@@ -544,8 +571,10 @@ static int qos_setup(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
 	unsigned int i;
 
 	nvq_qos_info(nvq_ctrl_qos(ctrl), &res->qos);
+	nvq_qos_method_info(nvq_ctrl_qos(ctrl), &res->method);
+	/* Waiter polling needs no permission: only cpuidle goes without. */
 	if (cfg->cpu_lat_limit_us != NVQ_QOS_OFF && res->qos.status[0] &&
-	    !warned) {
+	    res->method.method == NVQ_QOS_METHOD_CPUIDLE && !warned) {
 		fprintf(stderr,
 			"nvq-perf: --cpu-lat-limit-us: %s (runs continue "
 			"without the limit)\n",
@@ -619,6 +648,7 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 	opts.mode = cfg->mode;
 	opts.exclusive = cfg->exclusive;
 	opts.cpu_lat_limit_us = cfg->cpu_lat_limit_us;
+	opts.cpu_lat_method = cfg->cpu_lat_method;
 	if (cfg->cpu_lat_timeout_ms)
 		opts.cpu_lat_timeout_ms = cfg->cpu_lat_timeout_ms;
 	opts.io_timeout_ms = cfg->io_timeout_ms;
@@ -703,6 +733,10 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 	phase.verify_fill = cfg->verify;
 	phase.verify_check = cfg->verify;
 	phase.check_run_id = 0; /* data of an earlier run */
+	phase.think_ns = cfg->think_ns;
+	if (cfg->rate_iops)
+		phase.rate_ns =
+			(1000000000ull + cfg->rate_iops / 2) / cfg->rate_iops;
 	for (i = 0; i < cfg->threads; i++)
 		perf_job_rearm(&jobs[i]);
 
@@ -726,6 +760,7 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 		goto out_free;
 	monitor_run(&mon, &phase, res);
 	join_jobs(tids, cfg->threads);
+	nvq_qos_method_info(nvq_ctrl_qos(ctrl), &res->method);
 
 	/* Read back what this run wrote, exactly where it wrote it. */
 	if (cfg->verify && phase.read_pct < 100 && !atomic_load(&sh.stop)) {
@@ -740,6 +775,9 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 		vphase.verify_check = true;
 		vphase.check_run_id = tgt.run_id;
 		vphase.replay = true;
+		/* the check reads back as fast as it can */
+		vphase.think_ns = 0;
+		vphase.rate_ns = 0;
 		sh.phase = &vphase;
 		sh.finished = 0;
 		for (i = 0; i < cfg->threads; i++)
