@@ -651,7 +651,7 @@ static const struct option_def option_table[] = {
 	{ "cpu-lat-method", 0, true, SCOPE_CONFIG, set_cpu_lat_method, "M",
 	  "how the limit is kept: auto (default), cpuidle, poll, hybrid" },
 	{ "think-time", 0, true, SCOPE_CONFIG, set_think, "DUR",
-	  "pause of a request slot between completion and next I/O (0: off)" },
+	  "pause between a slot's completion and its next I/O (0: off)" },
 	{ "rate-iops", 0, true, SCOPE_CONFIG, set_rate, "N",
 	  "at most N submissions per second per thread (default 0: off)" },
 	{ "io-timeout-ms", 0, true, SCOPE_CONFIG, set_timeout, "N",
