@@ -21,8 +21,11 @@ static void cb(void *arg, const struct nvq_cpl *cpl)
 static void null_objects(void)
 {
 	struct nvq_queue_stats st;
+	struct nvq_qos_method_info mi;
+	struct nvq_qos_poll_stats ps, ps_zero = { 0 };
 	struct nvq_qos_stats qs;
 	struct nvq_qos_info qi;
+	enum nvq_qos_method m;
 	struct nvq_ns_info ni;
 	struct nvq_sqe sqe;
 	uint32_t ids[4], r = 7;
@@ -81,12 +84,34 @@ static void null_objects(void)
 	CHECK(!qs.active);
 	CHECK_EQ(nvq_qos_parse_limit(NULL, &lim), -EINVAL);
 	CHECK_EQ(nvq_qos_parse_limit("5", NULL), -EINVAL);
+	m = NVQ_QOS_METHOD_POLL;
+	CHECK_EQ(nvq_qos_parse_method(NULL, &m), -EINVAL);
+	CHECK_EQ(m, NVQ_QOS_METHOD_POLL);
+	CHECK_EQ(nvq_qos_parse_method(NULL, NULL), -EINVAL);
+	CHECK_EQ(nvq_qos_parse_method("poll", NULL), -EINVAL);
+	CHECK_STREQ(nvq_qos_method_name((enum nvq_qos_method)1000), "?");
+	CHECK_EQ(nvq_qos_set_method(NULL, NVQ_QOS_METHOD_POLL), -EINVAL);
+	CHECK_EQ(nvq_qos_set_method(NULL, NVQ_QOS_METHOD_AUTO), -EINVAL);
+	memset(&mi, 0xff, sizeof(mi));
+	nvq_qos_method_info(NULL, &mi);
+	CHECK_EQ(mi.requested, NVQ_QOS_METHOD_AUTO);
+	CHECK_EQ(mi.method, NVQ_QOS_METHOD_NONE);
+	CHECK(memchr(mi.why, '\0', sizeof(mi.why)) != NULL);
+	CHECK_EQ(mi.wake.samples, 0);
+	nvq_qos_method_info(NULL, NULL);
+	memset(&ps, 0xff, sizeof(ps));
+	nvq_qos_queue_poll_stats(NULL, &ps);
+	CHECK_MEMEQ(&ps, &ps_zero, sizeof(ps));
+	nvq_qos_queue_poll_stats(NULL, NULL);
+	/* NULL: just measure (0, or an errno when it cannot). */
+	CHECK(nvq_qos_wake_cost(NULL) <= 0);
 	CHECK(nvq_status_str(0) != NULL);
 	CHECK(nvq_version() != NULL);
 }
 
 static void null_outputs(void)
 {
+	struct nvq_opts o;
 	struct nvq_ctrl *c;
 	struct nvq_queue *q;
 	char *buf;
@@ -106,6 +131,17 @@ static void null_outputs(void)
 	CHECK_EQ(nvq_read_sync(c, 1, NULL, 0, 1, NULL), -EINVAL);
 	nvq_dma_free(c, buf);
 	nvq_dma_free(c, NULL);
+	nvq_close(c);
+
+	/* A WAIT-mode queue has QoS state to describe. */
+	nvq_opts_init(&o);
+	o.mode = NVQ_MODE_WAIT;
+	o.nr_queues = 1;
+	CHECK_EQ(nvq_open("emu:size=1M", &o, &c), 0);
+	q = nvq_ctrl_queue(c, 0);
+	CHECK(nvq_queue_qos(q) != NULL);
+	nvq_qos_method_info(nvq_ctrl_qos(c), NULL);
+	nvq_qos_queue_poll_stats(nvq_queue_qos(q), NULL);
 	nvq_close(c);
 }
 

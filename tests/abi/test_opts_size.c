@@ -35,6 +35,12 @@ struct opts_ver1 {
 	unsigned int cpu_lat_timeout_ms;
 };
 
+/* ... and against NVQ_OPTS_SIZE_VER2 (no QoS method yet). */
+struct opts_ver2 {
+	struct opts_ver1 v1;
+	unsigned int io_timeout_ms;
+};
+
 /* A future application's: today's struct and one more field. */
 struct opts_next {
 	struct nvq_opts cur;
@@ -48,7 +54,13 @@ static void test_sizes(void)
 {
 	CHECK_EQ(sizeof(struct opts_ver0), NVQ_OPTS_SIZE_VER0);
 	CHECK_EQ(sizeof(struct opts_ver1), NVQ_OPTS_SIZE_VER1);
-	CHECK_EQ(sizeof(struct nvq_opts), NVQ_OPTS_SIZE_VER2);
+	CHECK_EQ(sizeof(struct opts_ver2), NVQ_OPTS_SIZE_VER2);
+	CHECK_EQ(sizeof(struct nvq_opts), NVQ_OPTS_SIZE_VER3);
+	CHECK_EQ(NVQ_OPTS_SIZE_VER3, 40);
+	CHECK_EQ(offsetof(struct nvq_opts, cpu_lat_method), NVQ_OPTS_SIZE_VER2);
+	CHECK_EQ(offsetof(struct nvq_opts, io_timeout_ms), NVQ_OPTS_SIZE_VER1);
+	CHECK_EQ(offsetof(struct opts_ver2, io_timeout_ms),
+		 offsetof(struct nvq_opts, io_timeout_ms));
 	CHECK_EQ(offsetof(struct opts_ver1, cpu_lat_timeout_ms),
 		 offsetof(struct nvq_opts, cpu_lat_timeout_ms));
 	CHECK_EQ(offsetof(struct opts_ver0, admin_timeout_ms),
@@ -112,8 +124,35 @@ static void test_open_ver1(void)
 	nvq_close(c);
 }
 
+/* A release-0.3 caller: its struct ends before cpu_lat_method, and what
+ * lies after it in memory is not the library's to read. */
+static void test_open_ver2(void)
+{
+	struct nvq_qos_method_info mi;
+	unsigned char raw[NVQ_OPTS_SIZE_VER2 + 16];
+	struct opts_ver2 *o = (struct opts_ver2 *)raw;
+	unsigned int io, admin;
+	struct nvq_ctrl *c;
+
+	memset(raw, 0xff, sizeof(raw));
+	nvq_opts_init_size((struct nvq_opts *)raw, NVQ_OPTS_SIZE_VER2);
+	for (size_t i = NVQ_OPTS_SIZE_VER2; i < sizeof(raw); i++)
+		CHECK_EQ(raw[i], 0xff);
+	CHECK_EQ(o->v1.v0.size, NVQ_OPTS_SIZE_VER2);
+	o->v1.v0.nr_queues = 1;
+	o->io_timeout_ms = 4321;
+	CHECK_EQ(nvq_open(URI, (struct nvq_opts *)raw, &c), 0);
+	CHECK_OK(nvq_ctrl_timeouts(c, &io, &admin));
+	CHECK_EQ(io, 4321);
+	/* The field it does not have: the default. */
+	nvq_qos_method_info(nvq_ctrl_qos(c), &mi);
+	CHECK_EQ(mi.requested, NVQ_QOS_METHOD_AUTO);
+	nvq_close(c);
+}
+
 static void test_open_current(void)
 {
+	struct nvq_qos_method_info mi;
 	struct nvq_qos_info info;
 	unsigned int io, admin;
 	struct nvq_opts o;
@@ -133,6 +172,19 @@ static void test_open_current(void)
 	nvq_close(c);
 	CHECK_EQ(nvq_open(URI, NULL, &c), 0);
 	nvq_close(c);
+
+	/* This release's field is read. */
+	nvq_opts_init(&o);
+	CHECK_EQ(o.cpu_lat_method, NVQ_QOS_METHOD_AUTO);
+	o.nr_queues = 1;
+	o.cpu_lat_method = NVQ_QOS_METHOD_HYBRID;
+	CHECK_EQ(nvq_open(URI, &o, &c), 0);
+	nvq_qos_method_info(nvq_ctrl_qos(c), &mi);
+	CHECK_EQ(mi.requested, NVQ_QOS_METHOD_HYBRID);
+	nvq_close(c);
+	o.cpu_lat_method = NVQ_QOS_METHOD_NONE;
+	CHECK_EQ(nvq_open(URI, &o, &c), -EINVAL);
+	CHECK(c == NULL);
 }
 
 static void test_open_newer(void)
@@ -167,6 +219,8 @@ static void test_open_bad_size(void)
 	CHECK_EQ(nvq_open(URI, &o, &c), -EINVAL);
 	o.size = NVQ_OPTS_SIZE_VER1 + 2;
 	CHECK_EQ(nvq_open(URI, &o, &c), -EINVAL);
+	o.size = NVQ_OPTS_SIZE_VER2 + 2;
+	CHECK_EQ(nvq_open(URI, &o, &c), -EINVAL);
 	o.size = 3;
 	CHECK_EQ(nvq_open(URI, &o, &c), -EINVAL);
 }
@@ -177,6 +231,7 @@ int main(void)
 	test_init_old();
 	test_open_old();
 	test_open_ver1();
+	test_open_ver2();
 	test_open_current();
 	test_open_newer();
 	test_open_bad_size();
