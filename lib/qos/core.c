@@ -712,8 +712,19 @@ static int probe_locked(char *msg, size_t len)
 	nvq_qos_lock();
 	nvq_qos_be_retry();
 	err = nvq_qos_be_probe();
-	if (err)
-		snprintf(msg, len, "%s", nvq_qos_be_status());
+	if (err) {
+		/* Just the reason: the choice's text says what follows. */
+		static const char na[] = "CPU latency limit not applied: ";
+		const char *st = nvq_qos_be_status();
+		char *end;
+
+		if (!strncmp(st, na, sizeof(na) - 1))
+			st += sizeof(na) - 1;
+		snprintf(msg, len, "%s", st);
+		end = strstr(msg, "; I/O is not affected");
+		if (end)
+			*end = '\0';
+	}
 	nvq_qos_unlock();
 	return err;
 }

@@ -361,7 +361,7 @@ void nvq_qos_choose(int eff_us, enum nvq_qos_method req, const char *root,
 	    out->wake.p99_ns <= (uint64_t)eff_us * 1000ull) {
 		out->method = NVQ_QOS_METHOD_NONE;
 		snprintf(out->why, sizeof(out->why),
-			 "none: %.120s; a wake-up takes %llu us (p99), within "
+			 "none: %.150s; a wake-up takes %llu us (p99), within "
 			 "the %d us limit",
 			 honours ? perm : cpuidle,
 			 (unsigned long long)(out->wake.p99_ns / 1000), eff_us);
@@ -369,7 +369,7 @@ void nvq_qos_choose(int eff_us, enum nvq_qos_method req, const char *root,
 	}
 	out->method = NVQ_QOS_METHOD_HYBRID;
 	snprintf(out->why, sizeof(out->why),
-		 "hybrid: %.100s; waiters poll while the queue is active, "
-		 "sleeping first through device time beyond the wake-up cost",
+		 "hybrid: %.150s; waiters poll while active, sleeping "
+		 "through device time beyond the wake-up cost",
 		 honours ? perm : cpuidle);
 }

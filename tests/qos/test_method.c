@@ -490,6 +490,7 @@ static int denied_body(void)
 	CHECK_EQ(mi.method, NVQ_QOS_METHOD_HYBRID);
 	CHECK_CONTAINS(mi.why, "hybrid");
 	CHECK_CONTAINS(mi.why, "cannot write");
+	CHECK_CONTAINS(mi.why, "Permission denied");
 	printf("denied, auto, 20 us: %s\n", mi.why);
 	check_env_wake(&mi.wake);
 	mi = choose(NVQ_QOS_METHOD_AUTO, 0);
