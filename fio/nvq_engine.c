@@ -466,7 +466,7 @@ static int dev_get(struct thread_data *td, const char *uri, bool probe,
 			log_err("nvq: %s: %s is in use by another job with "
 				"other settings (%s); jobs sharing a "
 				"controller need the same mode, "
-				"cpu_lat_limit_us, cpu_lat_timeout_ms, "
+				"cpu_lat_limit_us, cpu_lat_method, cpu_lat_timeout_ms, "
 				"io_timeout_ms and admin_timeout_ms\n",
 				td->o.name, uri, why);
 			pthread_mutex_unlock(&devs_lock);
@@ -1452,7 +1452,7 @@ static int check_peers(struct thread_data *td, const char *uri)
 			log_err("nvq: jobs %s and %s run at the same time on "
 				"%s with different settings (%s); jobs "
 				"sharing a controller need the same mode, "
-				"cpu_lat_limit_us, cpu_lat_timeout_ms, "
+				"cpu_lat_limit_us, cpu_lat_method, cpu_lat_timeout_ms, "
 				"io_timeout_ms and admin_timeout_ms\n",
 				td->o.name, t->o.name, uri, why);
 			return -EINVAL;

@@ -13,8 +13,12 @@
 #   4  timeout: release delay after the I/O stops, idle residency before,
 #      during and after
 #   5  interrupt mode with QoS versus poll mode: latency and CPU
+#   6  QD1 on lat=80us, nand, optane: poll; wait; wait + a limit of 0
+#      honoured by cpuidle, by waiter polling, by hybrid (issue 11)
+#   7  the same with think time (0.2, 1, 10 ms) between I/Os: CPU per I/O
+#      falls back to idle after the timeout
 #
-# usage: scripts/bench-qos.sh [1 2 3 4 5 cg]   (default: all, cg = the
+# usage: scripts/bench-qos.sh [1 2 3 4 5 6 7 cg] (default: 1-5; cg = the
 #        callgrind part of 3 alone)
 # environment: BUILD (default build-qos-bench, a release tree with the
 #   bench programs), MEDIA (emu media; default lat=nand if the emulator
@@ -24,6 +28,13 @@
 # Needs root to change the PM QoS files (the limits are the point); the
 # callgrind part uses a fake sysfs tree and runs anywhere.
 set -eu
+
+case "${1:-}" in
+-h | --help)
+	sed -n '2,/^set -eu/p' "$0" | sed -e '/^set -eu/d' -e 's/^# \{0,1\}//'
+	exit 0
+	;;
+esac
 
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-qos-bench}
@@ -224,6 +235,29 @@ m5() {
 	echo
 }
 
+# The five ways to wait, side by side (issue 11): poll mode; wait mode
+# without a limit; and a limit of 0 honoured by each method.
+METHODS="--mode poll;--mode wait;--mode wait --cpu-lat-limit-us 0 --cpu-lat-method cpuidle;--mode wait --cpu-lat-limit-us 0 --cpu-lat-method poll;--mode wait --cpu-lat-limit-us 0 --cpu-lat-method hybrid"
+
+m6() {
+	echo "== 6. QD1 4 KiB random reads: poll / wait / wait + cpuidle," \
+		"waiter polling, hybrid (limit 0)"
+	for media in ${MEDIA6:-lat=80us lat=nand lat=optane}; do
+		run "$PERF" -d "emu:$media,size=64M" --rw randread --bs 4k \
+			--qd 1 --time "$TIME" --rounds "$ROUNDS" --compare "$METHODS"
+	done
+}
+
+m7() {
+	echo "== 7. Bursty: the same with think time between I/Os"
+	for gap in ${GAPS7:-200us 1ms 10ms}; do
+		run "$PERF" -d "emu:${MEDIA7:-lat=80us},size=64M" --rw randread \
+			--bs 4k --qd 1 --time "$TIME" --rounds "$ROUNDS" \
+			--think-time "$gap" \
+			--compare "--mode poll;--mode wait;--mode wait --cpu-lat-limit-us 0 --cpu-lat-method poll;--mode wait --cpu-lat-limit-us 0 --cpu-lat-method hybrid"
+	done
+}
+
 for w in $WHAT; do
 	case $w in
 	1) m1 ;;
@@ -231,9 +265,11 @@ for w in $WHAT; do
 	3) m3 ;;
 	4) m4 ;;
 	5) m5 ;;
+	6) m6 ;;
+	7) m7 ;;
 	cg) cg ;;
 	*)
-		echo "unknown measurement '$w' (1 2 3 4 5 cg)" >&2
+		echo "unknown measurement '$w' (1 2 3 4 5 6 7 cg)" >&2
 		exit 2
 		;;
 	esac
