@@ -92,6 +92,17 @@ static void fill(struct perf_result *r, const struct perf_config *cfg,
 	r->qos_span_ns = 2000000000ull;
 }
 
+/* Emulator stamps: host overhead ~900 ns, 2 % of it ~99 us. */
+static void stamp(struct perf_result *r)
+{
+	unsigned int i;
+
+	r->stamped = true;
+	for (i = 0; i < 10000; i++)
+		perf_hist_add(&r->dir[i % 4 ? 0 : 1].host,
+			      i % 50 ? 913 : 99100);
+}
+
 static int run_python(const char *code, const char *path)
 {
 	char cmd[4096];
@@ -153,7 +164,14 @@ static const char *json_check =
 	"    assert c[\"cpu_lat_method\"]==\"poll\"\n"
 	"    m=c[\"median\"]\n"
 	"    assert m[\"cpu_per_io_ns\"]==dict(process=20000,machine=50000)\n"
-	"    assert m[\"cpu_lat_polls\"]==1234\n";
+	"    assert m[\"cpu_lat_polls\"]==1234\n"
+	/* A (emu) is stamped, B is not: no host overhead where unmeasured */
+	"    if c[\"name\"]==\"A\":\n"
+	"      h=m[\"host_overhead_ns\"]\n"
+	"      assert set(h)=={\"p50\",\"p99\"}, h\n"
+	"      assert 0<h[\"p50\"]<h[\"p99\"]<m[\"clat_p50_ns\"], h\n"
+	"    else:\n"
+	"      assert \"host_overhead_ns\" not in m, m\n";
 
 /* What was not measured is not printed. */
 static const char *json_unmeasured =
@@ -217,6 +235,9 @@ int main(void)
 	for (i = 0; i < 6; i++)
 		fill(&res[i], &o.configs[i % 2], i % 2, i / 2 + 1,
 		     i % 2 ? 500000 : 50000);
+	/* A runs on emu: (stamped), B has no stamps (as on vfio) */
+	for (i = 0; i < 6; i += 2)
+		stamp(&res[i]);
 
 	/* Single-run JSON and text. */
 	res[0].cfg = &o1.configs[0];
@@ -280,6 +301,7 @@ int main(void)
 	CHECK(text && !strstr(text, "cpu/io"));
 	perf_result_free(&res[0]);
 	fill(&res[0], &o.configs[0], 0, 1, 50000);
+	stamp(&res[0]);
 
 	/* Compare JSON and table. */
 	f = fopen(path, "w");
@@ -298,6 +320,18 @@ int main(void)
 	CHECK(text && strstr(text, "  20.00   50.00"));
 	CHECK(text && strstr(text, "off/poll") == NULL);
 	CHECK(text && strstr(text, "cpu-lat/method"));
+	/* host overhead: A (emu, stamped) has it, B (no stamps) shows - */
+	CHECK(text && strstr(text, "    p99.9  host p50  host p99   usr%"));
+	CHECK(text && strstr(text, "\nA      1 ") &&
+	      strstr(strstr(text, "\nA      1 "),
+		     "     913ns    99.1us   50.0"));
+	CHECK(text && strstr(text, "\nA      median ") &&
+	      strstr(strstr(text, "\nA      median "),
+		     "     913ns    99.1us   50.0"));
+	CHECK(text && strstr(text, "\nB      median ") &&
+	      strstr(strstr(text, "\nB      median "),
+		     "1.99ms         -         -   50.0"));
+	CHECK(text && strstr(text, "\nhost p50/p99: "));
 	unlink(path);
 
 	/* Medians. */
@@ -310,6 +344,16 @@ int main(void)
 	CHECK(fabs(med.idle[1] - 10) < 1e-9); /* rounds 1 2 3: 5 10 15 */
 	CHECK(fabs(med.iops - 5000) < 1e-6);
 	CHECK(med.clat_max == rows[0].clat_max);
+	CHECK(med.host_p50 == 913 && fabs(med.host_p99 - 99100) < 400);
+	/* host overhead: the median of the stamped runs, -1 when none */
+	rows[0].host_p50 = rows[0].host_p99 = -1;
+	rows[1].host_p50 = 2000;
+	perf_row_median(rows, 3, &med);
+	CHECK(med.host_p50 == (913 + 2000) / 2.0);
+	perf_row_from_result(&res[1], res[0].idle.names, 2, &rows[0]);
+	CHECK(rows[0].host_p50 == -1 && rows[0].host_p99 == -1);
+	perf_row_median(rows, 1, &med);
+	CHECK(med.host_p50 == -1 && med.host_p99 == -1);
 
 	/* SVG: one curve per configuration, labels escaped. */
 	snprintf(path, sizeof(path), "/tmp/nvq-perf-plot.%d.svg", getpid());

@@ -44,6 +44,12 @@ void perf_row_from_result(const struct perf_result *r,
 	row->clat_p50 = (double)perf_hist_percentile(&all.clat, 50);
 	row->clat_p99 = (double)perf_hist_percentile(&all.clat, 99);
 	row->clat_p999 = (double)perf_hist_percentile(&all.clat, 99.9);
+	if (r->stamped && all.host.n) {
+		row->host_p50 = (double)perf_hist_percentile(&all.host, 50);
+		row->host_p99 = (double)perf_hist_percentile(&all.host, 99);
+	} else {
+		row->host_p50 = row->host_p99 = -1;
+	}
 	row->usr = r->usr_pct;
 	row->sys = r->sys_pct;
 	if (!perf_result_cpu_per_io(r, PERF_CPU_PROCESS, &row->cpu_io_proc))
@@ -126,6 +132,8 @@ void perf_row_median(const struct perf_row *rows, unsigned int n,
 	MED(clat_p50);
 	MED(clat_p99);
 	MED(clat_p999);
+	MED_MEASURED(host_p50);
+	MED_MEASURED(host_p99);
 	MED(usr);
 	MED(sys);
 	MED_MEASURED(cpu_io_proc);
@@ -170,6 +178,15 @@ static int idle_width(char (*names)[PERF_IDLE_NAME], unsigned int k)
 	return w < 8 ? 8 : w;
 }
 
+/* A latency in a column of @width, "-" when not measured (< 0). */
+static void ns_cell(FILE *f, int width, double ns)
+{
+	char buf[16];
+
+	fprintf(f, " %*s", width,
+		ns < 0 ? "-" : perf_fmt_ns(buf, sizeof(buf), ns));
+}
+
 /* CPU us per I/O in a column of @width, "-" when not measured. */
 static void cpu_io_cell(FILE *f, int width, double ns)
 {
@@ -188,14 +205,17 @@ static void print_row(FILE *f, const char *cfg, const char *round,
 
 	snprintf(bw, sizeof(bw), "%.0f-%.0f-%.0f", r->bw_min, r->bw_avg,
 		 r->bw_max);
-	fprintf(f, "%-6s %-6s %8s %20s %9s %9s %9s %9s %9s %9s %6.1f %6.1f",
-		cfg, round, perf_fmt_count(iops, sizeof(iops), r->iops), bw,
+	fprintf(f, "%-6s %-6s %8s %20s %9s %9s %9s %9s %9s %9s", cfg, round,
+		perf_fmt_count(iops, sizeof(iops), r->iops), bw,
 		perf_fmt_ns(s, sizeof(s), r->slat_max),
 		perf_fmt_ns(c, sizeof(c), r->clat_max),
 		perf_fmt_ns(l, sizeof(l), r->lat_max),
 		perf_fmt_ns(p50, sizeof(p50), r->clat_p50),
 		perf_fmt_ns(p99, sizeof(p99), r->clat_p99),
-		perf_fmt_ns(p999, sizeof(p999), r->clat_p999), r->usr, r->sys);
+		perf_fmt_ns(p999, sizeof(p999), r->clat_p999));
+	ns_cell(f, 9, r->host_p50);
+	ns_cell(f, 9, r->host_p99);
+	fprintf(f, " %6.1f %6.1f", r->usr, r->sys);
 	cpu_io_cell(f, 7, r->cpu_io_proc);
 	cpu_io_cell(f, 7, r->cpu_io_mach);
 	for (k = 0; k < r->nr_idle; k++)
@@ -326,11 +346,11 @@ void perf_compare_print(FILE *f, const struct perf_opts *o,
 			o->configs[c].label ? o->configs[c].label :
 					      "(the options above)");
 	fprintf(f,
-		"\n%-6s %-6s %8s %20s %9s %9s %9s %9s %9s %9s %6s %6s %7s "
-		"%7s",
+		"\n%-6s %-6s %8s %20s %9s %9s %9s %9s %9s %9s %9s %9s %6s "
+		"%6s %7s %7s",
 		"config", "round", "IOPS", "MiB/s min-avg-max", "slat max",
-		"clat max", "lat max", "clat p50", "p99", "p99.9", "usr%",
-		"sys%", "pcpu/io", "mcpu/io");
+		"clat max", "lat max", "clat p50", "p99", "p99.9", "host p50",
+		"host p99", "usr%", "sys%", "pcpu/io", "mcpu/io");
 	for (k = 0; k < nn; k++) {
 		/* Idle columns carry the real state name, e.g. "C6%". */
 		char h[PERF_IDLE_NAME + 2];
@@ -366,7 +386,9 @@ void perf_compare_print(FILE *f, const struct perf_opts *o,
 	fprintf(f,
 		"\nusr/sys: process CPU time, %% of one CPU; pcpu/io, mcpu/io: "
 		"CPU us per I/O of\nthe process and of the whole machine "
-		"(/proc/stat busy time, every process)\n");
+		"(/proc/stat busy time, every process)\nhost p50/p99: "
+		"the host overhead in clat, CQE posted -> callback (the\n"
+		"emulator's stamp=1; -: the run has no stamps, e.g. vfio)\n");
 	if (nn)
 		fprintf(f,
 			"idle columns: mean cpuidle residency over %u CPUs\n",

@@ -21,6 +21,9 @@ struct perf_row {
 	double bw_min, bw_avg, bw_max; /* MiB/s */
 	double slat_max, clat_max, lat_max; /* ns */
 	double clat_p50, clat_p99, clat_p999; /* ns */
+	/* host overhead (CQE posted -> callback, emulator stamps) p50 and
+	 * p99, ns; -1: no stamps (a median takes the stamped runs only) */
+	double host_p50, host_p99;
 	double usr, sys; /* % of one CPU */
 	/* CPU ns per I/O, the process's and the machine's; -1: not
 	 * measured (a median takes the measured runs only) */

@@ -760,6 +760,13 @@ static void json_row(struct json_writer *w, const char *key,
 	json_fixed(w, "clat_p50_ns", r->clat_p50, 6);
 	json_fixed(w, "clat_p99_ns", r->clat_p99, 6);
 	json_fixed(w, "clat_p99.9_ns", r->clat_p999, 6);
+	/* only where the runs carried emulator stamps */
+	if (r->host_p50 >= 0) {
+		json_begin_object(w, "host_overhead_ns");
+		json_fixed(w, "p50", r->host_p50, 6);
+		json_fixed(w, "p99", r->host_p99, 6);
+		json_end_object(w);
+	}
 	json_fixed(w, "usr_cpu", r->usr, 6);
 	json_fixed(w, "sys_cpu", r->sys, 6);
 	if (r->cpu_io_proc >= 0 || r->cpu_io_mach >= 0) {
