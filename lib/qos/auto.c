@@ -88,6 +88,21 @@ static int read_states(const char *root, struct idle_state *st, int *cpu_out)
 	return 0;
 }
 
+/* The cpuidle governor's name under @root, "" if there is none. */
+static void read_governor(const char *root, char *gov, size_t len)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path),
+		 "%s/devices/system/cpu/cpuidle/current_governor", root);
+	if (nvq_sysfs_read(path, gov, len) >= 0)
+		return;
+	snprintf(path, sizeof(path),
+		 "%s/devices/system/cpu/cpuidle/current_governor_ro", root);
+	if (nvq_sysfs_read(path, gov, len) < 0)
+		gov[0] = '\0';
+}
+
 static void append(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -107,20 +122,12 @@ int nvq_qos_auto_pick(const char *root, int *limit_us, char *reason, size_t len)
 {
 	struct idle_state st[MAX_STATES];
 	const struct idle_state *shallow = NULL;
-	char gov[32] = "", path[512], r[256] = "";
+	char gov[32] = "", r[256] = "";
 	int n, i, cpu = 0, limit, blocked = 0;
 
 	if (!root)
 		root = nvq_qos_be_root();
-	snprintf(path, sizeof(path),
-		 "%s/devices/system/cpu/cpuidle/current_governor", root);
-	if (nvq_sysfs_read(path, gov, sizeof(gov)) < 0) {
-		snprintf(path, sizeof(path),
-			 "%s/devices/system/cpu/cpuidle/current_governor_ro",
-			 root);
-		if (nvq_sysfs_read(path, gov, sizeof(gov)) < 0)
-			gov[0] = '\0';
-	}
+	read_governor(root, gov, sizeof(gov));
 
 	if (!strcmp(gov, "haltpoll")) {
 		snprintf(r, sizeof(r),
@@ -213,15 +220,7 @@ bool nvq_qos_cpuidle_honours(const char *root, int limit_us, char *why,
 			 "forbid");
 		return false;
 	}
-	snprintf(path, sizeof(path),
-		 "%s/devices/system/cpu/cpuidle/current_governor", root);
-	if (nvq_sysfs_read(path, gov, sizeof(gov)) < 0) {
-		snprintf(path, sizeof(path),
-			 "%s/devices/system/cpu/cpuidle/current_governor_ro",
-			 root);
-		if (nvq_sysfs_read(path, gov, sizeof(gov)) < 0)
-			gov[0] = '\0';
-	}
+	read_governor(root, gov, sizeof(gov));
 	if (!strcmp(gov, "haltpoll")) {
 		if (limit_us == 0) {
 			snprintf(why, len,
