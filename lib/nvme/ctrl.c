@@ -327,10 +327,12 @@ static void shutdown_ctrl(struct nvq_ctrl *c)
 
 static void teardown(struct nvq_ctrl *c)
 {
-	bool alive = c->enabled && c->aq;
 	unsigned int i;
+	bool alive;
 
+	/* The watchdog may fail the controller (c->enabled) until joined. */
 	nvq_watchdog_stop(c);
+	alive = c->enabled && c->aq;
 	if (c->ops)
 		c->ops->quiesce(c);
 	/*
