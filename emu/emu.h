@@ -151,6 +151,13 @@ struct nvq_emu_params {
 	 * it with the time it ran the callback (host overhead).
 	 */
 	bool stamp;
+	/*
+	 * RAM media (no file=) on transparent huge pages where the kernel
+	 * offers them for madvise (default on): a first touch faults in
+	 * 2 MiB, not 4 KiB, so a benchmark's first seconds do not measure
+	 * the page-fault path. thp=0: 4 KiB pages.
+	 */
+	bool thp;
 	/* Faults armed at creation (fault=), and their seed (fault_seed=). */
 	struct nvq_emu_fault faults[NVQ_EMU_MAX_PARAM_FAULTS];
 	uint32_t nr_faults;
@@ -160,7 +167,7 @@ struct nvq_emu_params {
 /*
  * Parse @str ("key=val,key=val", "" for defaults) into @p. Keys: size ns
  * lbads qpairs mqes mdts lat lat_seed file msix dstrd dbbuf vwc cqr to
- * rdy_delay idle_spin stamp fault fault_seed (fault= may repeat, up to
+ * rdy_delay idle_spin stamp thp fault fault_seed (fault= may repeat, up to
  * NVQ_EMU_MAX_PARAM_FAULTS; see nvq_emu_fault_parse()). Sizes take K/M/G/T suffixes (binary),
  * durations ns/us/ms/s (bare numbers are nanoseconds). On error returns
  * -EINVAL with a message naming the key.

@@ -20,6 +20,7 @@ void nvq_emu_params_default(struct nvq_emu_params *p)
 	p->dstrd = 0;
 	p->dbbuf = true;
 	p->vwc = true;
+	p->thp = true;
 	p->cqr = true;
 	p->to = 10;
 	p->rdy_delay_ns = 0;
@@ -339,6 +340,7 @@ enum key_id {
 	K_IDLE_SPIN,
 	K_LAT_SEED,
 	K_STAMP,
+	K_THP,
 	K_FAULT,
 	K_FAULT_SEED,
 	K_NR
@@ -363,6 +365,7 @@ static const char *const key_names[K_NR] = {
 	[K_IDLE_SPIN] = "idle_spin",
 	[K_LAT_SEED] = "lat_seed",
 	[K_STAMP] = "stamp",
+	[K_THP] = "thp",
 	[K_FAULT] = "fault",
 	[K_FAULT_SEED] = "fault_seed",
 };
@@ -432,6 +435,8 @@ static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
 	}
 	case K_STAMP:
 		return parse_bool(name, v, &p->stamp);
+	case K_THP:
+		return parse_bool(name, v, &p->thp);
 	case K_FAULT:
 		return emu_fault_param(p, v); /* fault.c */
 	case K_FAULT_SEED: {
@@ -511,7 +516,7 @@ int nvq_emu_params_parse(const char *str, struct nvq_emu_params *p)
 				-EINVAL,
 				"emu parameter '%s': unknown key (size ns lbads "
 				"qpairs mqes mdts lat file msix dstrd dbbuf vwc "
-				"cqr to rdy_delay idle_spin lat_seed stamp fault "
+				"cqr to rdy_delay idle_spin lat_seed stamp thp fault "
 				"fault_seed)",
 				item);
 		/* fault= may repeat: one fault each. */

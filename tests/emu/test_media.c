@@ -127,6 +127,10 @@ static void parsing(void)
 	CHECK_EQ(p.media.read_ns, 10000);
 	CHECK_EQ(p.media.write_ns, 10000);
 
+	parse_ok("", &p);
+	CHECK(p.thp); /* huge pages for RAM media by default */
+	parse_ok("thp=0", &p);
+	CHECK(!p.thp);
 	parse_ok("lat_seed=42,stamp=1", &p);
 	CHECK_EQ(p.media.seed, 42);
 	CHECK(p.stamp);
@@ -173,6 +177,7 @@ static void rejects(void)
 	bad("lat_seed=x", "'lat_seed'");
 	bad("lat_seed=", "'lat_seed'");
 	bad("stamp=2", "'stamp'");
+	bad("thp=2", "'thp'");
 	bad("lat=nand,lat=optane", "'lat'");
 }
 
