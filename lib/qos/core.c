@@ -781,6 +781,9 @@ int nvq_qos_set_limit(struct nvq_qos_ctrl *qc, int limit_us)
 			"CPU latency limit %d out of range (-1 off, -2 auto, 0..%d us)",
 			limit_us, NVQ_QOS_LIMIT_MAX);
 	root_copy(root, sizeof(root));
+	nvq_qos_lock();
+	req = qc->method_req;
+	nvq_qos_unlock();
 	if (limit_us == NVQ_QOS_AUTO) {
 		nvq_qos_auto_pick(root, &eff, reason, sizeof(reason));
 		/*
@@ -788,9 +791,6 @@ int nvq_qos_set_limit(struct nvq_qos_ctrl *qc, int limit_us)
 		 * still means something is "wake fast": 0, which the waiter
 		 * methods honour. The cpuidle method keeps "off".
 		 */
-		nvq_qos_lock();
-		req = qc->method_req;
-		nvq_qos_unlock();
 		if (eff < 0 && req != NVQ_QOS_METHOD_CPUIDLE) {
 			eff = 0;
 			snprintf(reason + strnlen(reason, sizeof(reason)),
@@ -799,9 +799,6 @@ int nvq_qos_set_limit(struct nvq_qos_ctrl *qc, int limit_us)
 				 "; 0 for the waiter methods");
 		}
 	}
-	nvq_qos_lock();
-	req = qc->method_req;
-	nvq_qos_unlock();
 	nvq_qos_choose(eff, req, root, probe_locked, &ch);
 
 	nvq_qos_lock();
