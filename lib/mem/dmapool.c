@@ -34,10 +34,7 @@
 #define MPOL_PREFERRED_MODE 1 /* from <linux/mempolicy.h> */
 #define MAX_NODES 1024
 
-struct free_block {
-	struct free_block *next;
-	uint64_t iova;
-};
+#define free_block nvq_dmapool_block
 
 struct chunk {
 	struct chunk *next;
@@ -47,9 +44,13 @@ struct chunk {
 struct nvq_dmapool {
 	/* Hot: everything alloc/free touch, on one cache line. */
 	uint32_t lock __cacheline_aligned; /* lock.h */
-	struct free_block *free;
 	unsigned int in_use;
+	struct free_block *free;
 	unsigned int capacity;
+	/* Under the lock, read without it: what the lock costs. */
+	uint64_t locks;
+	uint64_t contended;
+	uint64_t grows;
 
 	/* Cold. */
 	pthread_mutex_t grow_lock __cacheline_aligned;
@@ -61,6 +62,28 @@ struct nvq_dmapool {
 	int node;
 	char name[32];
 };
+
+/*
+ * The pool lock, counted: one compare-and-swap when free, as nvq_lock();
+ * a first try that fails is a contended acquisition.
+ */
+static inline void pool_lock(struct nvq_dmapool *pool)
+{
+	uint32_t c = NVQ_LOCK_FREE;
+
+	if (unlikely(!__atomic_compare_exchange_n(
+		    &pool->lock, &c, NVQ_LOCK_HELD, false, __ATOMIC_ACQUIRE,
+		    __ATOMIC_RELAXED))) {
+		nvq_lock_slow(&pool->lock);
+		WRITE_ONCE(pool->contended, pool->contended + 1);
+	}
+	WRITE_ONCE(pool->locks, pool->locks + 1);
+}
+
+static inline void pool_unlock(struct nvq_dmapool *pool)
+{
+	nvq_unlock(&pool->lock);
+}
 
 /* The pool's own memory, preferring @node; never fatal if NUMA is absent. */
 static void *alloc_on_node(size_t len, int node)
@@ -121,11 +144,12 @@ static int pool_grow(struct nvq_dmapool *pool, unsigned int want)
 	first = (struct free_block *)va;
 	b = (struct free_block *)(va + (n - 1) * bs);
 
-	nvq_lock(&pool->lock);
+	pool_lock(pool);
 	b->next = pool->free;
 	pool->free = first;
 	WRITE_ONCE(pool->capacity, pool->capacity + n);
-	nvq_unlock(&pool->lock);
+	WRITE_ONCE(pool->grows, pool->grows + 1);
+	pool_unlock(pool);
 
 	c->next = pool->chunks;
 	pool->chunks = c;
@@ -204,55 +228,70 @@ void nvq_dmapool_destroy(struct nvq_dmapool *pool)
 	munmap(pool, pool->struct_len);
 }
 
-/* Empty list: grow by a chunk unless at the limit, then retry. */
-static void *__attribute__((noinline))
-alloc_slow(struct nvq_dmapool *pool, uint64_t *iova)
+/*
+ * Pop up to @n blocks off the free list into *@list (NULL-terminated);
+ * with the pool lock held. Returns how many.
+ */
+static unsigned int take(struct nvq_dmapool *pool, struct free_block **list,
+			 unsigned int n)
 {
-	struct free_block *b;
-	unsigned int cap;
+	struct free_block *head = pool->free, *b = head;
+	unsigned int i;
+
+	if (!b)
+		return 0;
+	for (i = 1; i < n && b->next; i++)
+		b = b->next;
+	pool->free = b->next;
+	b->next = NULL;
+	WRITE_ONCE(pool->in_use, pool->in_use + i);
+	*list = head;
+	return i;
+}
+
+/* Empty list: grow by a chunk unless at the limit, then take up to @n. */
+static unsigned int __attribute__((noinline))
+alloc_slow(struct nvq_dmapool *pool, struct free_block **list, unsigned int n)
+{
+	unsigned int cap, got;
 
 	pthread_mutex_lock(&pool->grow_lock);
-	nvq_lock(&pool->lock);
-	b = pool->free;
-	if (!b) {
+	pool_lock(pool);
+	got = take(pool, list, n);
+	if (!got) {
 		cap = pool->capacity;
-		nvq_unlock(&pool->lock);
+		pool_unlock(pool);
 		if (cap >= pool->max_blocks) {
 			pthread_mutex_unlock(&pool->grow_lock);
 			nvq_err(-ENOMEM, "dmapool %s: all %u blocks in use",
 				pool->name, cap);
-			return NULL;
+			return 0;
 		}
 		/* On failure the list stays empty; the message is set. */
 		pool_grow(pool, pool->max_blocks - cap);
-		nvq_lock(&pool->lock);
-		b = pool->free;
+		pool_lock(pool);
+		got = take(pool, list, n);
 	}
-	if (b) {
-		pool->free = b->next;
-		WRITE_ONCE(pool->in_use, pool->in_use + 1);
-	}
-	nvq_unlock(&pool->lock);
+	pool_unlock(pool);
 	pthread_mutex_unlock(&pool->grow_lock);
-	if (!b)
-		return NULL;
-	*iova = b->iova;
-	return b;
+	return got;
 }
 
 void *nvq_dmapool_alloc(struct nvq_dmapool *pool, uint64_t *iova)
 {
 	struct free_block *b;
 
-	nvq_lock(&pool->lock);
+	pool_lock(pool);
 	b = pool->free;
 	if (unlikely(!b)) {
-		nvq_unlock(&pool->lock);
-		return alloc_slow(pool, iova);
+		pool_unlock(pool);
+		if (!alloc_slow(pool, &b, 1))
+			return NULL;
+	} else {
+		pool->free = b->next;
+		WRITE_ONCE(pool->in_use, pool->in_use + 1);
+		pool_unlock(pool);
 	}
-	pool->free = b->next;
-	WRITE_ONCE(pool->in_use, pool->in_use + 1);
-	nvq_unlock(&pool->lock);
 	*iova = b->iova;
 	return b;
 }
@@ -265,11 +304,54 @@ void nvq_dmapool_free(struct nvq_dmapool *pool, void *vaddr, uint64_t iova)
 	if (unlikely(!b || ((uintptr_t)b & (pool->block_size - 1))))
 		return;
 	b->iova = iova;
-	nvq_lock(&pool->lock);
+	pool_lock(pool);
 	b->next = pool->free;
 	pool->free = b;
 	WRITE_ONCE(pool->in_use, pool->in_use - 1);
-	nvq_unlock(&pool->lock);
+	pool_unlock(pool);
+}
+
+unsigned int nvq_dmapool_alloc_batch(struct nvq_dmapool *pool,
+				     struct free_block **list, unsigned int n)
+{
+	unsigned int got;
+
+	*list = NULL;
+	if (!n)
+		return 0;
+	pool_lock(pool);
+	got = take(pool, list, n);
+	pool_unlock(pool);
+	return got ? got : alloc_slow(pool, list, n);
+}
+
+void nvq_dmapool_free_batch(struct nvq_dmapool *pool, struct free_block *head,
+			    struct free_block *tail, unsigned int n)
+{
+	if (!n)
+		return;
+	pool_lock(pool);
+	tail->next = pool->free;
+	pool->free = head;
+	WRITE_ONCE(pool->in_use, pool->in_use - n);
+	pool_unlock(pool);
+}
+
+void nvq_dmapool_stats(const struct nvq_dmapool *pool,
+		       struct nvq_dmapool_stats *st)
+{
+	st->locks = READ_ONCE(pool->locks);
+	st->contended = READ_ONCE(pool->contended);
+	st->grows = READ_ONCE(pool->grows);
+}
+
+void *nvq_dmapool_chunk(const struct nvq_dmapool *pool, unsigned int i)
+{
+	const struct chunk *c = pool->chunks;
+
+	while (c && i--)
+		c = c->next;
+	return c ? c->va : NULL;
 }
 
 size_t nvq_dmapool_block_size(const struct nvq_dmapool *pool)
@@ -299,7 +381,7 @@ int nvq_pools_create(struct nvq_mem *mem, int node, struct nvq_pools *pools)
 
 	if (!pools)
 		return nvq_err(-EINVAL, "nvq_pools_create: NULL pools");
-	pools->small = pools->page = NULL;
+	memset(pools, 0, sizeof(*pools));
 	snprintf(name, sizeof(name), "prp-small-n%d", node);
 	err = pool_create(mem, name, 256, 0, node, &pools->small);
 	if (err)
@@ -317,8 +399,281 @@ void nvq_pools_destroy(struct nvq_pools *pools)
 {
 	if (!pools)
 		return;
-	nvq_dmapool_destroy(pools->small);
-	nvq_dmapool_destroy(pools->page);
+	if (!pools->borrowed) {
+		nvq_dmapool_destroy(pools->small);
+		nvq_dmapool_destroy(pools->page);
+	}
 	pools->small = NULL;
 	pools->page = NULL;
+	pools->borrowed = false;
+}
+
+static int clamp_node(int node, int nr_nodes)
+{
+	return node >= 0 && node < nr_nodes ? node : 0;
+}
+
+int nvq_pools_queue_node(unsigned int index, unsigned int nr_queues,
+			 unsigned int nr_cpus, int irq_cpu, int nr_nodes,
+			 int (*cpu_node)(int cpu), bool *spans)
+{
+	int first = -1, node;
+	bool span = false;
+	unsigned int cpu;
+
+	if (!nr_queues)
+		nr_queues = 1;
+	if (!nr_cpus)
+		nr_cpus = 1;
+	for (cpu = index; cpu < nr_cpus; cpu += nr_queues) {
+		node = clamp_node(cpu_node((int)cpu), nr_nodes);
+		if (first < 0)
+			first = node;
+		else if (node != first)
+			span = true;
+	}
+	if (spans)
+		*spans = span;
+	/* Where the CPUs disagree, the CPU that takes the interrupt (and in
+	 * thread mode runs the completion thread) decides. */
+	if ((span || first < 0) && irq_cpu >= 0)
+		return clamp_node(cpu_node(irq_cpu), nr_nodes);
+	if (first < 0) /* more queues than CPUs: nvq_ctrl_queue() only */
+		first = clamp_node(cpu_node((int)(index % nr_cpus)), nr_nodes);
+	return first;
+}
+
+/*
+ * The per-queue cache. Each pool has an allocating part (the list the
+ * queue's submitter pops, on the submission cache line) and a freeing
+ * part (a Treiber stack any thread pushes onto). The stack's word is the
+ * top block's address with the number of blocks in its low bits: blocks
+ * are aligned to their size, which is larger than the bound. Only whole
+ * stacks are ever taken (one exchange), never single blocks, so the
+ * stack has no ABA problem and needs no generation counter.
+ */
+struct alloc_part {
+	struct free_block *local;
+	unsigned int nlocal;
+	uint64_t hits;
+	uint64_t recycles;
+	uint64_t refills;
+};
+
+struct free_part {
+	uintptr_t stack; /* atomic: top | count */
+	uint64_t drains; /* atomic add */
+};
+
+struct nvq_pool_cache {
+	/* Allocating side: its owner only (busy held on a shared queue). */
+	uint32_t busy __cacheline_aligned; /* atomic */
+	bool shared;
+	struct alloc_part a[2]; /* [0] small, [1] page */
+
+	/* Freeing side: any thread. */
+	struct free_part f[2] __cacheline_aligned;
+
+	/* Cold. */
+	uint64_t bypass __cacheline_aligned; /* atomic add */
+	struct nvq_dmapool *pool[2];
+	uintptr_t mask[2]; /* low address bits holding the stack's count */
+	unsigned int cap[2];
+	unsigned int batch[2];
+	size_t struct_len;
+};
+
+struct nvq_pool_cache *nvq_pool_cache_create(const struct nvq_pools *pools,
+					     int node, bool shared)
+{
+	size_t len =
+		ALIGN_UP(sizeof(struct nvq_pool_cache), (size_t)NVQ_PAGE_SIZE);
+	struct nvq_pool_cache *c;
+	unsigned int k;
+
+	if (!pools || !pools->small || !pools->page) {
+		nvq_err(-EINVAL, "pool cache: no pools");
+		return NULL;
+	}
+	c = alloc_on_node(len, node);
+	if (!c) {
+		nvq_err(-ENOMEM, "pool cache: out of memory");
+		return NULL;
+	}
+	memset(c, 0, sizeof(*c));
+	c->shared = shared;
+	c->struct_len = len;
+	c->pool[0] = pools->small;
+	c->pool[1] = pools->page;
+	c->cap[0] = NVQ_POOL_CACHE_SMALL;
+	c->cap[1] = NVQ_POOL_CACHE_PAGE;
+	for (k = 0; k < 2; k++) {
+		size_t bs = nvq_dmapool_block_size(c->pool[k]);
+
+		c->mask[k] = bs - 1;
+		/* The count must fit below the block alignment. */
+		c->cap[k] = (unsigned int)MIN((size_t)c->cap[k], bs - 1);
+		c->batch[k] = MAX(1u, c->cap[k] / 2);
+	}
+	return c;
+}
+
+/* The last block of @list and its length. */
+static struct free_block *list_tail(struct free_block *list, unsigned int *n)
+{
+	unsigned int i = 1;
+
+	while (list->next) {
+		list = list->next;
+		i++;
+	}
+	*n = i;
+	return list;
+}
+
+void nvq_pool_cache_destroy(struct nvq_pool_cache *c)
+{
+	struct free_block *list, *tail;
+	unsigned int k, n;
+
+	if (!c)
+		return;
+	for (k = 0; k < 2; k++) {
+		list = c->a[k].local;
+		if (list) {
+			tail = list_tail(list, &n);
+			nvq_dmapool_free_batch(c->pool[k], list, tail, n);
+		}
+		list = (struct free_block *)(c->f[k].stack & ~c->mask[k]);
+		if (list) {
+			tail = list_tail(list, &n);
+			nvq_dmapool_free_batch(c->pool[k], list, tail, n);
+		}
+	}
+	munmap(c, c->struct_len);
+}
+
+bool nvq_pool_cache_enter(struct nvq_pool_cache *c)
+{
+	if (!c->shared)
+		return true;
+	if (likely(!__atomic_exchange_n(&c->busy, 1, __ATOMIC_ACQUIRE)))
+		return true;
+	__atomic_fetch_add(&c->bypass, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
+void nvq_pool_cache_exit(struct nvq_pool_cache *c)
+{
+	if (c->shared)
+		__atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * The allocating list is empty: take what was freed (no lock), else a
+ * batch from the pool (one lock). Returns the block to hand out; the rest
+ * becomes the list.
+ */
+static struct free_block *__attribute__((noinline))
+cache_refill(struct nvq_pool_cache *c, unsigned int k)
+{
+	struct alloc_part *a = &c->a[k];
+	struct free_block *list;
+	unsigned int n;
+	uintptr_t w;
+
+	w = __atomic_exchange_n(&c->f[k].stack, 0, __ATOMIC_ACQUIRE);
+	if (w) {
+		list = (struct free_block *)(w & ~c->mask[k]);
+		n = (unsigned int)(w & c->mask[k]);
+		WRITE_ONCE(a->recycles, a->recycles + 1);
+		WRITE_ONCE(a->hits, a->hits + 1);
+	} else {
+		n = nvq_dmapool_alloc_batch(c->pool[k], &list, c->batch[k]);
+		if (!n)
+			return NULL;
+		WRITE_ONCE(a->refills, a->refills + 1);
+	}
+	a->local = list->next;
+	WRITE_ONCE(a->nlocal, n - 1);
+	return list;
+}
+
+void *nvq_pool_cache_alloc(struct nvq_pool_cache *c, bool page, uint64_t *iova)
+{
+	struct alloc_part *a = &c->a[page];
+	struct free_block *b = a->local;
+
+	if (likely(b)) {
+		a->local = b->next;
+		WRITE_ONCE(a->nlocal, a->nlocal - 1);
+		WRITE_ONCE(a->hits, a->hits + 1);
+	} else {
+		b = cache_refill(c, page);
+		if (unlikely(!b))
+			return NULL;
+	}
+	*iova = b->iova;
+	return b;
+}
+
+/* The freed stack is full: give it and @b back to the pool, one lock. */
+static void __attribute__((noinline))
+cache_drain(struct nvq_pool_cache *c, unsigned int k, struct free_block *b)
+{
+	struct free_block *tail = b;
+	unsigned int n = 1;
+	uintptr_t w;
+
+	w = __atomic_exchange_n(&c->f[k].stack, 0, __ATOMIC_ACQUIRE);
+	b->next = (struct free_block *)(w & ~c->mask[k]);
+	if (b->next)
+		tail = list_tail(b, &n);
+	nvq_dmapool_free_batch(c->pool[k], b, tail, n);
+	__atomic_fetch_add(&c->f[k].drains, 1, __ATOMIC_RELAXED);
+}
+
+void nvq_pool_cache_free(struct nvq_pool_cache *c, bool page, void *vaddr,
+			 uint64_t iova)
+{
+	struct free_part *f = &c->f[page];
+	uintptr_t mask = c->mask[page], old, n;
+	struct free_block *b = vaddr;
+
+	/* As nvq_dmapool_free(): a block is aligned to its size. */
+	if (unlikely(!b || ((uintptr_t)b & mask)))
+		return;
+	b->iova = iova;
+	old = __atomic_load_n(&f->stack, __ATOMIC_RELAXED);
+	do {
+		n = old & mask;
+		if (unlikely(n >= c->cap[page])) {
+			cache_drain(c, page, b);
+			return;
+		}
+		b->next = (struct free_block *)(old & ~mask);
+		/* Release: the taker sees b's fields; acquire: and those of
+		 * the blocks below, pushed by other threads. */
+	} while (!__atomic_compare_exchange_n(
+		&f->stack, &old, (uintptr_t)b | (n + 1), false,
+		__ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+}
+
+void nvq_pool_cache_stats(const struct nvq_pool_cache *c,
+			  struct nvq_pool_cache_stats *st)
+{
+	unsigned int k;
+
+	memset(st, 0, sizeof(*st));
+	if (!c)
+		return;
+	for (k = 0; k < 2; k++) {
+		st->hits += READ_ONCE(c->a[k].hits);
+		st->recycles += READ_ONCE(c->a[k].recycles);
+		st->refills += READ_ONCE(c->a[k].refills);
+		st->drains += READ_ONCE(c->f[k].drains);
+		st->cached += READ_ONCE(c->a[k].nlocal) +
+			      (READ_ONCE(c->f[k].stack) & c->mask[k]);
+	}
+	st->bypass = READ_ONCE(c->bypass);
 }

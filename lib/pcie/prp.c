@@ -24,10 +24,44 @@ static void put_blocks(struct nvq_pools *pools, struct nvq_prp_lists *lists)
 	struct nvq_dmapool *pool = lists->small ? pools->small : pools->page;
 	unsigned int i;
 
-	for (i = 0; i < lists->nr; i++)
-		nvq_dmapool_free(pool, lists->va[i], lists->iova[i]);
+	if (pools->cache)
+		for (i = 0; i < lists->nr; i++)
+			nvq_pool_cache_free(pools->cache, !lists->small,
+					    lists->va[i], lists->iova[i]);
+	else
+		for (i = 0; i < lists->nr; i++)
+			nvq_dmapool_free(pool, lists->va[i], lists->iova[i]);
 	lists->nr = 0;
 	lists->small = 0;
+}
+
+/*
+ * Take @nr blocks into @lists: from the queue's cache where it has one and
+ * no other thread is allocating from it, else from the pool.
+ */
+static bool get_blocks(struct nvq_pools *pools, struct nvq_dmapool *pool,
+		       unsigned int nr, struct nvq_prp_lists *lists)
+{
+	struct nvq_pool_cache *cache = pools->cache;
+	unsigned int i;
+
+	if (cache && nvq_pool_cache_enter(cache)) {
+		for (i = 0; i < nr; i++) {
+			lists->va[i] = nvq_pool_cache_alloc(
+				cache, !lists->small, &lists->iova[i]);
+			if (unlikely(!lists->va[i]))
+				break;
+		}
+		nvq_pool_cache_exit(cache);
+	} else {
+		for (i = 0; i < nr; i++) {
+			lists->va[i] = nvq_dmapool_alloc(pool, &lists->iova[i]);
+			if (unlikely(!lists->va[i]))
+				break;
+		}
+	}
+	lists->nr = (uint8_t)i;
+	return i == nr;
 }
 
 /* More than two pages: the list case, kept out of the inline fast path. */
@@ -59,18 +93,12 @@ build_list(struct nvq_pools *pools, uint64_t iova, size_t len, uint64_t *prp2,
 		lists->small = 0;
 	}
 
-	for (i = 0; i < nr; i++) {
-		lists->va[i] = nvq_dmapool_alloc(pool, &lists->iova[i]);
-		if (unlikely(!lists->va[i])) {
-			lists->nr = (uint8_t)i;
-			put_blocks(pools, lists);
-			return nvq_err(-ENOMEM,
-				       "no PRP list block free for a %zu-byte "
-				       "transfer",
-				       len);
-		}
+	if (unlikely(!get_blocks(pools, pool, nr, lists))) {
+		put_blocks(pools, lists);
+		return nvq_err(-ENOMEM,
+			       "no PRP list block free for a %zu-byte transfer",
+			       len);
 	}
-	lists->nr = (uint8_t)nr;
 
 	for (i = 0; i < nr; i++) {
 		unsigned int n = MIN(entries, ENTRIES_PER_PAGE);

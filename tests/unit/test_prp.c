@@ -248,7 +248,7 @@ static void test_invalid(void)
 
 static void test_exhaustion(void)
 {
-	struct nvq_pools tiny;
+	struct nvq_pools tiny = { 0 };
 	struct nvq_prp_lists l;
 	uint64_t p1, p2, iova;
 	void *held;
