@@ -296,6 +296,90 @@ static int setup_io_queues(struct nvq_ctrl *c, char *notes, size_t notes_len)
 	return c->ops->io_queues_create(c, depth, notes, notes_len);
 }
 
+/*
+ * NVQ_PRP_POOLS, a benchmark knob (docs/numa.md): where PRP list blocks
+ * come from. Unset or empty: the default.
+ */
+static int pools_mode(enum nvq_pools_mode *mode)
+{
+	const char *v = getenv("NVQ_PRP_POOLS");
+
+	*mode = NVQ_POOLS_NODE;
+	if (!v || !*v)
+		return 0;
+	if (!strcmp(v, "node"))
+		*mode = NVQ_POOLS_NODE;
+	else if (!strcmp(v, "device"))
+		*mode = NVQ_POOLS_DEVICE;
+	else if (strcmp(v, "cache"))
+		return nvq_err(-EINVAL,
+			       "NVQ_PRP_POOLS=%s: expected device, node or "
+			       "cache",
+			       v);
+	return 0;
+}
+
+/*
+ * The PRP list pools: one set per NUMA node, each on its node, or (the
+ * device-wide baseline) one set on the device's node that every node's
+ * entry borrows.
+ */
+static int setup_pools(struct nvq_ctrl *c)
+{
+	enum nvq_pools_mode mode;
+	int i, rc;
+
+	rc = pools_mode(&mode);
+	if (rc)
+		return rc;
+	c->pools = calloc((size_t)c->nr_nodes, sizeof(*c->pools));
+	if (!c->pools)
+		return nvq_err(-ENOMEM, "out of memory");
+	for (i = 0; i < c->nr_nodes; i++) {
+		if (mode == NVQ_POOLS_DEVICE && i != c->node)
+			continue;
+		rc = nvq_pools_create(c->mem, i, &c->pools[i]);
+		if (rc)
+			return rc;
+		c->pools[i].mode = mode;
+	}
+	if (mode == NVQ_POOLS_DEVICE)
+		for (i = 0; i < c->nr_nodes; i++)
+			if (i != c->node) {
+				c->pools[i] = c->pools[c->node];
+				c->pools[i].borrowed = true;
+			}
+	return 0;
+}
+
+/*
+ * Each I/O queue takes its PRP lists from the pools of the node of the
+ * CPUs that use it (CPU n uses queue n % nr_queues), or, when those span
+ * nodes, of the node of the CPU its interrupt goes to.
+ */
+static int place_queues(struct nvq_ctrl *c)
+{
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < c->nr_queues; i++) {
+		struct nvq_queue *q = c->queues[i];
+		int irq_cpu = q->vec ? q->vec->cpu : -1;
+		bool spans;
+		int node;
+
+		node = nvq_pools_queue_node(i, c->nr_queues, c->nr_cpus,
+					    irq_cpu, c->nr_nodes, nvq_cpu_node,
+					    &spans);
+		if (node == q->node && spans == q->node_spans)
+			continue;
+		rc = nvq_queue_set_pools(q, &c->pools[node], node, spans);
+		if (rc)
+			return nvq_err(rc, "queue %u: out of memory", q->qid);
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Shutdown and teardown                                               */
 /* ------------------------------------------------------------------ */
@@ -477,7 +561,7 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 	struct nvq_ctrl *c;
 	char notes[NVQ_NOTES_LEN] = "";
 	long ncpu;
-	int rc = 0, i;
+	int rc = 0;
 
 	if (!ctrlp)
 		return nvq_err(-EINVAL, "nvq_open: NULL ctrl pointer");
@@ -522,16 +606,9 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 		c->mem = NULL;
 		goto fail;
 	}
-	c->pools = calloc((size_t)c->nr_nodes, sizeof(*c->pools));
-	if (!c->pools) {
-		rc = nvq_err(-ENOMEM, "out of memory");
+	rc = setup_pools(c);
+	if (rc)
 		goto fail;
-	}
-	for (i = 0; i < c->nr_nodes; i++) {
-		rc = nvq_pools_create(c->mem, i, &c->pools[i]);
-		if (rc)
-			goto fail;
-	}
 
 	c->cap = c->ops->reg_read64(c, NVQ_REG_CAP);
 	if (c->cap == NVQ_REG_GONE64) {
@@ -569,6 +646,8 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 		rc = setup_qos(c, notes, sizeof(notes));
 	if (!rc)
 		rc = setup_io_queues(c, notes, sizeof(notes));
+	if (!rc)
+		rc = place_queues(c);
 	if (!rc)
 		rc = nvq_watchdog_start(c);
 	if (rc)

@@ -117,7 +117,10 @@ int nvq_queue_create(const struct nvq_queue_params *p, struct nvq_queue **qp)
 	q->t = p->t;
 	q->cq_t = p->t;
 	q->ctrl = p->ctrl;
-	q->pools = p->pools;
+	if (p->pools)
+		q->qpools = *p->pools;
+	q->qpools.cache = NULL;
+	q->pools = &q->qpools;
 	q->qid = p->qid;
 	q->depth = p->depth;
 	q->cq_depth = p->depth;
@@ -158,7 +161,32 @@ int nvq_queue_create(const struct nvq_queue_params *p, struct nvq_queue **qp)
 		q->cq_lockp = &q->cq_lock;
 		break;
 	}
+	/* The admin queue is serialised by admin_lock: no cache needed. */
+	if (p->qid && p->pools &&
+	    nvq_queue_set_pools(q, p->pools, p->node, false)) {
+		nvq_queue_destroy(q);
+		return -ENOMEM;
+	}
 	*qp = q;
+	return 0;
+}
+
+int nvq_queue_set_pools(struct nvq_queue *q, const struct nvq_pools *pools,
+			int node, bool spans)
+{
+	struct nvq_pool_cache *cache = NULL;
+
+	if (pools->mode == NVQ_POOLS_CACHE) {
+		cache = nvq_pool_cache_create(pools, node,
+					      q->lock_mode != NVQ_LOCK_NONE);
+		if (!cache)
+			return -ENOMEM;
+	}
+	nvq_pool_cache_destroy(q->qpools.cache);
+	q->qpools = *pools;
+	q->qpools.cache = cache;
+	q->node = node;
+	q->node_spans = spans;
 	return 0;
 }
 
@@ -168,6 +196,7 @@ void nvq_queue_destroy(struct nvq_queue *q)
 		return;
 	/* Before the counter and flag QoS reads go away. */
 	nvq_qos_queue_destroy(q->qos);
+	nvq_pool_cache_destroy(q->qpools.cache);
 	free(q->cmds);
 	free(q->tag_next);
 	free(q);

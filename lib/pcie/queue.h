@@ -140,6 +140,7 @@ struct nvq_queue {
 
 	/* ---- read-mostly, set at creation ---- */
 	struct nvq_cmd *cmds __cacheline_aligned;
+	/* &qpools: the node's pools and this queue's cache, if any */
 	struct nvq_pools *pools;
 	struct nvq_ctrl *ctrl;
 	/* The watchdog's coarse clock in ms (timeout.c); a zero word in
@@ -156,8 +157,10 @@ struct nvq_queue {
 	uint32_t depth;
 	enum nvq_mode mode;
 	enum nvq_lock_mode lock_mode;
-	int node;
+	int node; /* of the pools: its CPUs', or its interrupt CPU's */
+	bool node_spans; /* the CPUs that use the queue span nodes */
 	void *sq_mem, *cq_mem; /* ring allocations, freed by the owner */
+	struct nvq_pools qpools;
 	uint32_t *tag_next;
 	/* QoS activity of this queue; NULL in poll mode (no limit needed) */
 	struct nvq_qos_queue *qos;
@@ -391,6 +394,14 @@ bool nvq_vector_set_mask(struct nvq_vector *v, bool on);
 /* THREAD mode: start / stop-and-join the completion thread of @v. */
 int nvq_cthread_start(struct nvq_vector *v);
 void nvq_cthread_stop(struct nvq_vector *v);
+
+/*
+ * Use @pools (a node's set; NVQ_POOLS_CACHE gives the queue a cache of
+ * its own in front of them) on @node from now on. Before the queue's
+ * first I/O only. 0 or -ENOMEM.
+ */
+int nvq_queue_set_pools(struct nvq_queue *q, const struct nvq_pools *pools,
+			int node, bool spans);
 
 /* Free the PRP list and DSM range blocks a command holds. */
 static inline void nvq_cmd_release_dma(struct nvq_queue *q, struct nvq_cmd *cmd)
