@@ -460,6 +460,132 @@ struct nvq_queue_stats {
  */
 void nvq_queue_stats(const struct nvq_queue *q, struct nvq_queue_stats *st);
 
+/**
+ * enum nvq_pools_kind - Where a queue's PRP list blocks come from.
+ * @NVQ_POOLS_KIND_NODE: the pools of the queue's NUMA node.
+ * @NVQ_POOLS_KIND_DEVICE: one pool set for the whole device (the baseline
+ *	a benchmark compares with; NVQ_PRP_POOLS=device).
+ * @NVQ_POOLS_KIND_CACHE: the node's pools with a per-queue cache in front.
+ */
+enum nvq_pools_kind {
+	NVQ_POOLS_KIND_NODE = 0,
+	NVQ_POOLS_KIND_DEVICE = 1,
+	NVQ_POOLS_KIND_CACHE = 2,
+};
+
+/**
+ * struct nvq_queue_info - Where a queue lives.
+ * @size: sizeof the struct as the caller was built (set by
+ *	nvq_queue_info()); the struct grows at its end.
+ * @qid: the NVMe queue id.
+ * @spans: 1 when the CPUs that use the queue (CPU n uses queue
+ *	n % queue count, nvq_ctrl_queue_for_cpu()) are on more than one
+ *	NUMA node: @node is then the node of @irq_cpu.
+ * @pools: enum nvq_pools_kind.
+ * @depth: entries of the queue's rings.
+ * @node: the NUMA node whose PRP list pools (and cache) the queue uses.
+ * @irq_cpu: the CPU its interrupt is routed to; -1 when unknown or in
+ *	poll mode without a vector.
+ * @first_cpu: the lowest CPU that uses the queue; -1 when none does
+ *	(more queues than CPUs).
+ * @nr_cpus: how many CPUs use the queue.
+ */
+struct nvq_queue_info {
+	uint32_t size;
+	uint16_t qid;
+	uint8_t spans;
+	uint8_t pools;
+	uint32_t depth;
+	int32_t node;
+	int32_t irq_cpu;
+	int32_t first_cpu;
+	uint32_t nr_cpus;
+};
+
+/**
+ * nvq_queue_info_size() - Describe where a queue lives.
+ * @q: the queue.
+ * @info: filled in.
+ * @size: sizeof(*@info) as the caller was built; use nvq_queue_info().
+ *
+ * Return: 0, or -EINVAL for a NULL @q or @info.
+ */
+int nvq_queue_info_size(const struct nvq_queue *q, struct nvq_queue_info *info,
+			uint32_t size);
+
+/**
+ * nvq_queue_info() - Describe where a queue lives.
+ * @q: the queue.
+ * @info: filled in, @info->size with its size.
+ *
+ * Return: 0, or -EINVAL for a NULL @q or @info.
+ */
+static inline int nvq_queue_info(const struct nvq_queue *q,
+				 struct nvq_queue_info *info)
+{
+	return nvq_queue_info_size(q, info, (uint32_t)sizeof(*info));
+}
+
+/**
+ * struct nvq_pool_stats - PRP list block counters of a queue.
+ * @size: sizeof the struct as the caller was built (set by
+ *	nvq_queue_pool_stats()); the struct grows at its end.
+ * @node: the NUMA node of the pools (@pool_* are shared by every queue
+ *	that uses them: all queues of the node, or of the device with
+ *	NVQ_POOLS_KIND_DEVICE).
+ * @cache_hits: list blocks the queue's cache handed out without taking a
+ *	pool lock (0 without a cache).
+ * @cache_recycles: of those, times the cache took back the blocks freed
+ *	since (one atomic exchange, no lock).
+ * @cache_refills: batches the cache took from the pool (one lock each).
+ * @cache_drains: batches the cache gave back to the pool (one lock each).
+ * @cache_bypass: PRP lists built from the pool directly because another
+ *	thread was taking blocks from the same shared queue's cache.
+ * @cache_blocks: blocks the cache holds now.
+ * @pool_locks: acquisitions of the pools' locks (both block sizes).
+ * @pool_contended: of those, acquisitions whose first try found the lock
+ *	held by another thread.
+ * @pool_grows: chunks the pools grew by.
+ */
+struct nvq_pool_stats {
+	uint32_t size;
+	int32_t node;
+	uint64_t cache_hits;
+	uint64_t cache_recycles;
+	uint64_t cache_refills;
+	uint64_t cache_drains;
+	uint64_t cache_bypass;
+	uint64_t cache_blocks;
+	uint64_t pool_locks;
+	uint64_t pool_contended;
+	uint64_t pool_grows;
+};
+
+/**
+ * nvq_queue_pool_stats_size() - Read a queue's PRP list block counters.
+ * @q: the queue.
+ * @st: filled with the counters (each read once: not a snapshot).
+ * @size: sizeof(*@st) as the caller was built; use
+ *	nvq_queue_pool_stats().
+ *
+ * Return: 0, or -EINVAL for a NULL @q or @st.
+ */
+int nvq_queue_pool_stats_size(const struct nvq_queue *q,
+			      struct nvq_pool_stats *st, uint32_t size);
+
+/**
+ * nvq_queue_pool_stats() - Read a queue's PRP list block counters.
+ * @q: the queue.
+ * @st: filled with the counters, @st->size with its size.
+ *
+ * Return: 0, or -EINVAL for a NULL @q or @st.
+ */
+static inline int nvq_queue_pool_stats(const struct nvq_queue *q,
+				       struct nvq_pool_stats *st)
+{
+	return nvq_queue_pool_stats_size(q, st, (uint32_t)sizeof(*st));
+}
+
 /* ------------------------------------------------------------------ */
 /* CPU latency QoS (knobs and statistics: nvq/qos.h)                   */
 /* ------------------------------------------------------------------ */

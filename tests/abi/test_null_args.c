@@ -21,6 +21,8 @@ static void cb(void *arg, const struct nvq_cpl *cpl)
 static void null_objects(void)
 {
 	struct nvq_queue_stats st;
+	struct nvq_queue_info qinfo;
+	struct nvq_pool_stats pst;
 	struct nvq_qos_method_info mi;
 	struct nvq_qos_poll_stats ps, ps_zero = { 0 };
 	struct nvq_qos_stats qs;
@@ -53,6 +55,10 @@ static void null_objects(void)
 	CHECK_EQ(nvq_queue_inflight(NULL), 0);
 	memset(&st, 0xff, sizeof(st));
 	nvq_queue_stats(NULL, &st);
+	CHECK_EQ(nvq_queue_info(NULL, &qinfo), -EINVAL);
+	CHECK_EQ(nvq_queue_info_size(NULL, &qinfo, sizeof(qinfo)), -EINVAL);
+	CHECK_EQ(nvq_queue_pool_stats(NULL, &pst), -EINVAL);
+	CHECK_EQ(nvq_queue_pool_stats_size(NULL, &pst, sizeof(pst)), -EINVAL);
 	nvq_queue_kick(NULL);
 	CHECK(nvq_ctrl_qos(NULL) == NULL);
 	CHECK(nvq_queue_qos(NULL) == NULL);
@@ -122,6 +128,28 @@ static void null_outputs(void)
 	CHECK(nvq_ns_list(c, NULL, 0) >= 1); /* a count alone is fine */
 	CHECK_EQ(nvq_ns_info(c, 1, NULL), -EINVAL);
 	nvq_queue_stats(q, NULL);
+	CHECK_EQ(nvq_queue_info(q, NULL), -EINVAL);
+	CHECK_EQ(nvq_queue_pool_stats(q, NULL), -EINVAL);
+	{
+		struct nvq_queue_info qi;
+		struct nvq_pool_stats ps;
+
+		/* Too small to hold the size field. */
+		CHECK_EQ(nvq_queue_info_size(q, &qi, 2), -EINVAL);
+		CHECK_EQ(nvq_queue_pool_stats_size(q, &ps, 3), -EINVAL);
+		/* An older caller's smaller struct: only its part is set. */
+		memset(&qi, 0xa5, sizeof(qi));
+		CHECK_EQ(nvq_queue_info_size(q, &qi, 8), 0);
+		CHECK_EQ(qi.size, 8);
+		CHECK_EQ(qi.qid, 1);
+		CHECK_EQ((uint8_t)qi.depth, 0xa5);
+		CHECK_EQ(nvq_queue_info(q, &qi), 0);
+		CHECK_EQ(qi.size, sizeof(qi));
+		CHECK(qi.node >= 0);
+		CHECK_EQ(nvq_queue_pool_stats(q, &ps), 0);
+		CHECK_EQ(ps.size, sizeof(ps));
+		CHECK_EQ(ps.node, qi.node);
+	}
 	buf = nvq_dma_alloc(c, 4096, -1);
 	CHECK(buf != NULL);
 	CHECK_EQ(nvq_read(q, 1, buf, 0, 1, 0, NULL, NULL), -EINVAL);
