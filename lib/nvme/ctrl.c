@@ -311,7 +311,9 @@ static int pools_mode(enum nvq_pools_mode *mode)
 		*mode = NVQ_POOLS_NODE;
 	else if (!strcmp(v, "device"))
 		*mode = NVQ_POOLS_DEVICE;
-	else if (strcmp(v, "cache"))
+	else if (!strcmp(v, "cache"))
+		*mode = NVQ_POOLS_CACHE;
+	else
 		return nvq_err(-EINVAL,
 			       "NVQ_PRP_POOLS=%s: expected device, node or "
 			       "cache",
