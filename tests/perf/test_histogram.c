@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "histogram.h"
+#include "result.h"
 
 #define N 200000
 
@@ -149,11 +150,91 @@ static void test_layout(void)
 	CHECK_EQ(perf_pct_rank(0, 7), 1);
 }
 
+/* fio's io_u_mark_lat_{nsec,usec,msec}(), the bucket of @ns. */
+static unsigned int fio_lat_bucket(uint64_t ns)
+{
+	static const uint64_t edge[] = { 2,   4,   10,	20,  50,
+					 100, 250, 500, 750, 1000 };
+	uint64_t v = ns < 1000 ? ns : ns < 1000000 ? ns / 1000 : ns / 1000000;
+	unsigned int base = ns < 1000 ? 0 : ns < 1000000 ? 10 : 20, i;
+
+	for (i = 0; i < 10; i++)
+		if (v < edge[i])
+			return base + i;
+	return ns >= 2000000000ull ? 31 : 30;
+}
+
+/*
+ * The fio latency buckets: at their edges (where histogram buckets are
+ * exact or narrower than the edge's neighbourhood) each value lands
+ * where fio's own switch puts it; counts add up.
+ */
+static void test_fio_lat(void)
+{
+	static const uint64_t v[] = {
+		0,	   1,	       2,	   3,	       9,
+		10,	   249,	       250,	   499,	       500,
+		999,	   1000,       1999,	   2000,       3999,
+		4000,	   99000,      100000,	   1500000,    2500000,
+		999000000, 1000000000, 1999000000, 2000000000, 300000000000ull
+	};
+	double out[PERF_FIO_LAT_NR];
+	unsigned int i, k;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		memset(out, 0, sizeof(out));
+		perf_hist_init(&h);
+		perf_hist_add(&h, v[i]);
+		perf_hist_fio_lat(&h, out);
+		for (k = 0; k < PERF_FIO_LAT_NR; k++)
+			CHECK(out[k] == (k == fio_lat_bucket(v[i]) ? 1 : 0));
+	}
+	memset(out, 0, sizeof(out));
+	perf_hist_init(&h);
+	for (i = 0; i < N; i++)
+		perf_hist_add(&h, data[i]);
+	perf_hist_fio_lat(&h, out);
+	{
+		double sum = 0;
+
+		for (k = 0; k < PERF_FIO_LAT_NR; k++)
+			sum += out[k];
+		CHECK(sum == N);
+	}
+}
+
+/* fio's io_u_mark_depth() and __io_u_mark_map() switches. */
+static void test_depth_buckets(void)
+{
+	unsigned int d;
+
+	for (d = 0; d < 300; d++) {
+		unsigned int lvl = d >= 64 ? 6 :
+				   d >= 32 ? 5 :
+				   d >= 16 ? 4 :
+				   d >= 8  ? 3 :
+				   d >= 4  ? 2 :
+				   d >= 2  ? 1 :
+					     0;
+		unsigned int map = d > 64 ? 6 :
+				   d > 32 ? 5 :
+				   d > 16 ? 4 :
+				   d > 8  ? 3 :
+				   d > 4  ? 2 :
+				   d > 0  ? 1 :
+					    0;
+
+		CHECK_EQ(perf_depth_level_idx(d), lvl);
+		CHECK_EQ(perf_depth_batch_idx(d), map);
+	}
+}
+
 int main(void)
 {
 	unsigned int i;
 
 	test_layout();
+	test_depth_buckets();
 
 	for (i = 0; i < N; i++)
 		data[i] = 1000 + next() % 2000000;
@@ -163,6 +244,7 @@ int main(void)
 	for (i = 0; i < N; i++)
 		data[i] = (uint64_t)llround(pow(10, unit() * 11));
 	check_set("log-uniform", N);
+	test_fio_lat();
 
 	for (i = 0; i < N; i++)
 		data[i] = (uint64_t)llround(exp(log(50000) + normal()));

@@ -71,18 +71,3 @@ void perf_lat_unit(uint64_t min_ns, double mean_ns, double *div,
 	*div = d;
 	*name = names[u];
 }
-
-void perf_pct_unit(uint64_t min_ns, uint64_t max_ns, double *div,
-		   const char **name)
-{
-	static const char *names[] = { "nsec", "usec", "msec" };
-	double d = 1;
-	int u = 0;
-
-	while (u < 2 && min_ns / d > 2000 && max_ns / d > 99999) {
-		d *= 1000;
-		u++;
-	}
-	*div = d;
-	*name = names[u];
-}

@@ -22,11 +22,4 @@ char *perf_fmt_bytes(char *buf, size_t len, uint64_t bytes);
 void perf_lat_unit(uint64_t min_ns, double mean_ns, double *div,
 		   const char **name);
 
-/*
- * The unit of fio's percentile lines: scale down while the smallest value
- * is above 2000 and the largest above 99999 units.
- */
-void perf_pct_unit(uint64_t min_ns, uint64_t max_ns, double *div,
-		   const char **name);
-
 #endif /* NVQ_PERF_FORMAT_H */

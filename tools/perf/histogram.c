@@ -5,7 +5,26 @@
 
 #include "histogram.h"
 
-const double perf_pct_list[PERF_NR_PCT] = { 1, 5, 10, 50, 90, 99, 99.9, 99.99 };
+const double perf_pct_list[PERF_NR_PCT] = { 1,	5,    10,   20,	   30,	 40,
+					    50, 60,   70,   80,	   90,	 95,
+					    99, 99.5, 99.9, 99.95, 99.99 };
+
+/* fio's io_u_mark_lat_{nsec,usec,msec}(): value < edge, >= the previous */
+const uint64_t perf_fio_lat_edge[PERF_FIO_LAT_NR] = {
+	2,	    4,		10,	   20,	      50,	 100,
+	250,	    500,	750,	   1000,      2000,	 4000,
+	10000,	    20000,	50000,	   100000,    250000,	 500000,
+	750000,	    1000000,	2000000,   4000000,   10000000,	 20000000,
+	50000000,   100000000,	250000000, 500000000, 750000000, 1000000000,
+	2000000000, UINT64_MAX,
+};
+
+const char *const perf_fio_lat_label[PERF_FIO_LAT_NR] = {
+	"2",   "4",    "10",  "20",   "50",  "100",  "250",  "500",
+	"750", "1000", "2",   "4",    "10",  "20",   "50",   "100",
+	"250", "500",  "750", "1000", "2",   "4",    "10",   "20",
+	"50",  "100",  "250", "500",  "750", "1000", "2000", ">=2000",
+};
 
 void perf_hist_init(struct perf_hist *h)
 {
@@ -136,4 +155,21 @@ uint64_t perf_hist_percentile(const struct perf_hist *h, double pct)
 
 	perf_hist_percentiles(h, &pct, 1, &v);
 	return v;
+}
+
+void perf_hist_fio_lat(const struct perf_hist *h, double out[PERF_FIO_LAT_NR])
+{
+	unsigned int idx, b = 0;
+
+	for (idx = 0; h->n && idx < PERF_HIST_BUCKETS; idx++) {
+		uint64_t v;
+
+		if (!h->bucket[idx])
+			continue;
+		/* Ascending buckets: b never moves back. */
+		v = bucket_value(h, idx);
+		while (v >= perf_fio_lat_edge[b])
+			b++;
+		out[b] += (double)h->bucket[idx];
+	}
 }

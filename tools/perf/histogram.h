@@ -29,9 +29,26 @@ struct perf_hist {
 	uint64_t bucket[PERF_HIST_BUCKETS];
 };
 
-/* The percentiles the reports print, in percent. */
-#define PERF_NR_PCT 8
+/*
+ * The percentiles the reports print, in percent: fio's 17 default clat
+ * percentiles (1, 5, 10, 20, ..., 99.99), so that the JSON has fio's keys.
+ */
+#define PERF_NR_PCT 17
 extern const double perf_pct_list[PERF_NR_PCT];
+
+/*
+ * fio's latency buckets (the JSON's latency_ns / latency_us / latency_ms,
+ * the text's "lat (nsec)" lines): 10 in ns, 10 in us, 12 in ms, in this
+ * order. Bucket i holds the values below perf_fio_lat_edge[i] (ns) and at
+ * or above the edge before it; the last one is unbounded (">=2000" ms).
+ */
+#define PERF_FIO_LAT_N 10
+#define PERF_FIO_LAT_U 10
+#define PERF_FIO_LAT_M 12
+#define PERF_FIO_LAT_NR (PERF_FIO_LAT_N + PERF_FIO_LAT_U + PERF_FIO_LAT_M)
+extern const uint64_t perf_fio_lat_edge[PERF_FIO_LAT_NR];
+/* The bucket labels as fio writes them ("2", ..., "1000", ">=2000"). */
+extern const char *const perf_fio_lat_label[PERF_FIO_LAT_NR];
 
 /* Empty @h. */
 void perf_hist_init(struct perf_hist *h);
@@ -90,5 +107,13 @@ uint64_t perf_hist_percentile(const struct perf_hist *h, double pct);
 /* Several percentiles in one pass; @pcts ascending. */
 void perf_hist_percentiles(const struct perf_hist *h, const double *pcts,
 			   unsigned int n, uint64_t *out);
+
+/*
+ * Add @h's values per fio latency bucket into @out (counts, not reset).
+ * Each histogram bucket counts where its reported value (the midpoint, as
+ * for the percentiles) falls, so a value within 0.4 % of a fio edge may
+ * land in the neighbouring fio bucket.
+ */
+void perf_hist_fio_lat(const struct perf_hist *h, double out[PERF_FIO_LAT_NR]);
 
 #endif /* NVQ_PERF_HISTOGRAM_H */

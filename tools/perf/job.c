@@ -202,9 +202,11 @@ static void retire(struct perf_job *j)
 
 static void record_error(struct perf_job *j, struct perf_job_ctx *ctx,
 			 const char *fmt_what, const struct perf_lane *l,
-			 const char *why)
+			 int err, const char *why)
 {
 	ctx->io_errors++;
+	if (!ctx->first_errno)
+		ctx->first_errno = err < 0 ? -err : EIO;
 	if (!ctx->errmsg[0])
 		snprintf(ctx->errmsg, sizeof(ctx->errmsg),
 			 "%s %s of %u blocks at LBA %llu (thread %u): %s",
@@ -231,7 +233,7 @@ static bool finish_io(struct perf_job *j, struct perf_lane *l,
 	if (abandoned(j))
 		return false;
 	if (l->err) {
-		record_error(j, ctx, "", l,
+		record_error(j, ctx, "", l, l->err,
 			     l->err == -EIO ? nvq_status_str(l->status) :
 					      strerror(-l->err));
 		return false;
@@ -280,6 +282,42 @@ static bool finish_io(struct perf_job *j, struct perf_lane *l,
 
 static void io_done(void *arg, const struct nvq_cpl *cpl);
 
+/*
+ * fio's iodepth_level and iodepth_submit: a batch of @n submissions, @nm
+ * of them measured, left @j's queue with its present depth. @in_cb: one
+ * request of the count is the one whose callback is submitting (it counts
+ * until the callback returns).
+ */
+static void note_submitted(struct perf_job *j, struct perf_job_ctx *ctx,
+			   unsigned int n, unsigned int nm, bool in_cb)
+{
+	struct perf_depths *dp = &ctx->depths;
+	unsigned int depth;
+
+	if (!nm)
+		return;
+	depth = nvq_queue_inflight(j->q);
+	if (in_cb && depth > 1)
+		depth--;
+	dp->level[perf_depth_level_idx(depth)] += nm;
+	dp->submit[perf_depth_batch_idx(n)]++;
+	dp->submits++;
+}
+
+/* fio's iodepth_complete: one reaping call found @n completions. */
+static void note_reaped(struct perf_job *j, unsigned int n)
+{
+	struct perf_job_ctx *ctx = &j->ctx[0];
+	struct perf_depths *dp = &ctx->depths;
+
+	/* from the first measured I/O on, not in the verify pass */
+	if (!j->sh->phase->record ||
+	    !(ctx->dir[PERF_DIR_READ].ios | ctx->dir[PERF_DIR_WRITE].ios))
+		return;
+	dp->complete[perf_depth_batch_idx(n)]++;
+	dp->completes++;
+}
+
 /* Start lane @l's prepared I/O: 0, -EAGAIN, or another negative errno. */
 static int lane_submit(struct perf_job *j, struct perf_lane *l,
 		       unsigned int flags)
@@ -289,7 +327,8 @@ static int lane_submit(struct perf_job *j, struct perf_lane *l,
 
 	atomic_store_explicit(&l->parts, 2, memory_order_relaxed);
 	l->t0 = perf_now();
-	atomic_store_explicit(&l->inflight_since, l->t0, memory_order_relaxed);
+	atomic_store_explicit(&l->inflight_since, (l->t0 & ~1ull) | l->write,
+			      memory_order_relaxed);
 	if (l->write)
 		rc = nvq_write(j->q, t->nsid, l->buf, l->slba, t->nlb, flags,
 			       io_done, l);
@@ -320,7 +359,7 @@ static void submit_failed(struct perf_job *j, struct perf_lane *l,
 	snprintf(why, sizeof(why), "%s", nvq_errmsg());
 	if (!why[0])
 		snprintf(why, sizeof(why), "%s", strerror(-rc));
-	record_error(j, ctx, "submitting a", l, why);
+	record_error(j, ctx, "submitting a", l, rc, why);
 	retire(j);
 }
 
@@ -376,6 +415,8 @@ static bool drive(struct perf_job *j, struct perf_lane *l,
 			submit_failed(j, l, ctx, rc);
 			return true;
 		}
+		/* l is ours until submitter_last(): l->measured holds */
+		note_submitted(j, ctx, 1, l->measured, !job_thread);
 		if (!submitter_last(l))
 			return true;
 		if (!finish_io(j, l, ctx)) {
@@ -429,6 +470,7 @@ static void submit_ready(struct perf_job *j)
 	struct perf_job_ctx *ctx = &j->ctx[0];
 	bool unkicked = false, pace = paced(j);
 	uint64_t now = pace ? perf_now() : 0;
+	unsigned int n = 0, nm = 0;
 	struct perf_lane *l;
 
 	while ((l = j->ready)) {
@@ -462,6 +504,8 @@ static void submit_ready(struct perf_job *j)
 			continue;
 		}
 		unkicked = flags & NVQ_IO_MORE;
+		n++;
+		nm += l->measured;
 		if (submitter_last(l)) {
 			if (finish_io(lj, l, ctx)) {
 				l->next = j->ready;
@@ -473,6 +517,7 @@ static void submit_ready(struct perf_job *j)
 	}
 	if (unkicked)
 		nvq_queue_kick(j->q);
+	note_submitted(j, ctx, n, nm, false);
 }
 
 /* Poll / wait mode: move the lanes that are due to the ready list. */
@@ -543,10 +588,14 @@ static void run_reaping(struct perf_job *j)
 			if (!rc && j->yield_empty)
 				sched_yield();
 		}
+		if (rc > 0)
+			note_reaped(j, (unsigned int)rc);
 		if (rc < 0) {
 			struct perf_job_ctx *ctx = &j->ctx[0];
 
 			ctx->io_errors++;
+			if (!ctx->first_errno)
+				ctx->first_errno = -rc;
 			if (!ctx->errmsg[0])
 				snprintf(ctx->errmsg, sizeof(ctx->errmsg),
 					 "reaping completions (thread %u): %s",
@@ -782,7 +831,8 @@ bool perf_job_idle(struct perf_job *j)
 	return !atomic_load(&j->active);
 }
 
-void perf_job_inflight(struct perf_job *j, uint64_t *n, uint64_t *oldest)
+void perf_job_inflight(struct perf_job *j, uint64_t *n,
+		       uint64_t dir[PERF_NR_DIRS], uint64_t *oldest)
 {
 	unsigned int i;
 
@@ -793,6 +843,8 @@ void perf_job_inflight(struct perf_job *j, uint64_t *n, uint64_t *oldest)
 		if (!t)
 			continue;
 		(*n)++;
+		dir[t & 1]++;
+		t &= ~1ull;
 		if (t < *oldest)
 			*oldest = t;
 	}
@@ -823,6 +875,9 @@ uint64_t perf_job_collect(const struct perf_job *j, struct perf_result *res)
 		     i++)
 			res->vfail[res->nr_vfail++] = x->vfail[i];
 		res->io_errors += x->io_errors;
+		if (!res->first_errno)
+			res->first_errno = x->first_errno;
+		perf_depths_merge(&res->depths, &x->depths);
 		for (i = 0; i < PERF_CPL_CPUS; i++)
 			res->cpl_count[i] += x->cpl_cpu[i];
 		if (!res->errmsg[0] && x->errmsg[0])

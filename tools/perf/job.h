@@ -129,8 +129,9 @@ struct perf_lane {
 	uint64_t due; /* the prepared I/O is not submitted before this */
 	uint32_t dw1; /* the CQE's DW1: posting time when stamped */
 	atomic_int parts; /* submitter + callback references */
-	/* t0 while submitted and the callback has not run, else 0: what the
-	 * monitor reads to report I/O stuck in the device */
+	/* While submitted and the callback has not run: t0 with its lowest
+	 * bit replaced by @write, else 0. What the monitor reads to report
+	 * I/O stuck in the device, by direction. */
 	atomic_uint_fast64_t inflight_since;
 	uint64_t rng; /* generator state */
 	uint64_t rng_start; /* for replay */
@@ -149,7 +150,9 @@ struct perf_job_ctx {
 	struct perf_vfail vfail[PERF_MAX_VFAIL];
 	uint64_t io_errors;
 	char errmsg[256];
+	int first_errno; /* of the first error, positive */
 	uint64_t cpl_cpu[PERF_CPL_CPUS]; /* callbacks run per CPU */
+	struct perf_depths depths; /* fio's iodepth_* (result.h) */
 } __attribute__((aligned(64)));
 
 struct perf_job {
@@ -231,10 +234,12 @@ void perf_job_release(struct perf_job *j, bool free_dma);
 bool perf_job_idle(struct perf_job *j);
 
 /*
- * Count @j's requests in flight into *@n and lower *@oldest to the
- * submission time of the oldest (from any thread, while the job runs).
+ * Count @j's requests in flight into *@n and @dir[] (by direction) and
+ * lower *@oldest to the submission time of the oldest (from any thread,
+ * while the job runs).
  */
-void perf_job_inflight(struct perf_job *j, uint64_t *n, uint64_t *oldest);
+void perf_job_inflight(struct perf_job *j, uint64_t *n,
+		       uint64_t dir[PERF_NR_DIRS], uint64_t *oldest);
 
 /* Wake @j's thread if it sleeps (thread mode), to see sh->abandon. */
 void perf_job_wake(struct perf_job *j);

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <nvq/version.h>
+
 #include "compare.h"
 #include "format.h"
 #include "options.h"
@@ -119,6 +121,12 @@ int main(int argc, char **argv)
 	rc = perf_opts_parse(&o, argc, argv, err, sizeof(err));
 	if (rc == PERF_OPTS_HELP) {
 		perf_usage(stdout);
+		perf_opts_free(&o);
+		return 0;
+	}
+	if (rc == PERF_OPTS_VERSION) {
+		/* as `nvq --version`: the project version from meson */
+		printf("nvq-perf %s\n", NVQ_VERSION_STRING);
 		perf_opts_free(&o);
 		return 0;
 	}

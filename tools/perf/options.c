@@ -605,9 +605,17 @@ static int set_help(const struct option_def *d, struct perf_opts *o,
 	return PERF_OPTS_HELP;
 }
 
+static int set_version(const struct option_def *d, struct perf_opts *o,
+		       struct perf_config *c, const char *val, char *err,
+		       size_t errlen)
+{
+	return PERF_OPTS_VERSION;
+}
+
 static const struct option_def option_table[] = {
 	{ "device", 'd', true, SCOPE_CONFIG, set_uri, "URI",
-	  "device: emu:[key=val,...] or vfio:DDDD:BB:DD.F (default emu:)" },
+	  "device: emu:[key=val,...] or vfio:DDDD:BB:DD.F (default emu:); "
+	  "a /N suffix names namespace N" },
 	{ "rw", 0, true, SCOPE_CONFIG, set_rw, "RW",
 	  "read, write, randread, randwrite, randrw, rw (default randread)" },
 	{ "rwmix", 0, true, SCOPE_CONFIG, set_rwmix, "PCT",
@@ -667,6 +675,8 @@ static const struct option_def option_table[] = {
 	{ "rounds", 0, true, SCOPE_GLOBAL, set_rounds, "N",
 	  "rounds of A B ... (default 3); also repeats a single run" },
 	{ "help", 'h', false, SCOPE_GLOBAL, set_help, NULL, "this text" },
+	{ "version", 0, false, SCOPE_GLOBAL, set_version, NULL,
+	  "print the version" },
 };
 
 #define NR_OPTIONS (sizeof(option_table) / sizeof(option_table[0]))
@@ -736,7 +746,7 @@ static const struct option_def *find_short(char c)
 
 /*
  * Apply @argv[0..@argc) to @c (and @o for global options when
- * @global_ok). Returns 0, PERF_OPTS_HELP or -EINVAL.
+ * @global_ok). Returns 0, PERF_OPTS_HELP, PERF_OPTS_VERSION or -EINVAL.
  */
 static int apply_args(struct perf_opts *o, struct perf_config *c, int argc,
 		      char **argv, bool global_ok, char *err, size_t errlen)

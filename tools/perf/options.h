@@ -92,12 +92,14 @@ struct perf_opts {
 	char *strbuf; /* owns the split --compare text */
 };
 
-/* perf_opts_parse() result for --help. */
+/* perf_opts_parse() results for --help and --version. */
 #define PERF_OPTS_HELP 1
+#define PERF_OPTS_VERSION 2
 
 /*
  * Parse @argc/@argv (argv[0] is the program name) into @o. Returns 0,
- * PERF_OPTS_HELP when --help was given, or -EINVAL with a message naming
+ * PERF_OPTS_HELP when --help was given, PERF_OPTS_VERSION for --version,
+ * or -EINVAL with a message naming
  * the offending option and value in @err. @argv must outlive @o.
  */
 int perf_opts_parse(struct perf_opts *o, int argc, char **argv, char *err,

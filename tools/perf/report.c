@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Text and JSON reports. */
+#include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <nvq/version.h>
 
 #include "compare.h"
 #include "format.h"
@@ -23,23 +28,181 @@ static void lat_line(FILE *f, const char *name, const struct perf_hist *h)
 		perf_hist_stddev(h) / div);
 }
 
+/*
+ * fio's show_clat_percentiles(): the unit from the smallest and largest
+ * value, a field as wide as the largest, as many per line as fit in 80
+ * columns.
+ */
 static void pct_lines(FILE *f, const struct perf_hist *h)
 {
-	uint64_t v[PERF_NR_PCT];
-	const char *unit;
-	double div;
+	uint64_t v[PERF_NR_PCT], minv, maxv, div = 1;
+	const char *unit = "nsec";
+	unsigned int i, scale = 0, per_line;
+	int width;
+
+	if (!h->n)
+		return;
+	perf_hist_percentiles(h, perf_pct_list, PERF_NR_PCT, v);
+	minv = maxv = v[0];
+	for (i = 1; i < PERF_NR_PCT; i++) {
+		if (v[i] < minv)
+			minv = v[i];
+		if (v[i] > maxv)
+			maxv = v[i];
+	}
+	if (minv > 2000000 && maxv > 99999999ull) {
+		scale = 2;
+		div = 1000000;
+		unit = "msec";
+	} else if (minv > 2000 && maxv > 99999) {
+		scale = 1;
+		div = 1000;
+		unit = "usec";
+	}
+	width = maxv / div ? (int)log10((double)(maxv / div)) + 1 : 0;
+	if (width < 5)
+		width = 5;
+	per_line = (80 - 7) / (2 + 10 + (unsigned int)width);
+	fprintf(f, "    clat percentiles (%s):\n     |", unit);
+	for (i = 0; i < PERF_NR_PCT; i++) {
+		uint64_t x = v[i];
+		bool last = i == PERF_NR_PCT - 1;
+
+		if (i && i % per_line == 0)
+			fprintf(f, "     |");
+		/* fio rounds up at each step down */
+		for (unsigned int k = 0; k < scale; k++)
+			x = (x + 999) / 1000;
+		fprintf(f, " %5.2fth=[%*" PRIu64 "]%c", perf_pct_list[i], width,
+			x, last ? '\n' : ',');
+		if (!last && i % per_line == per_line - 1)
+			fputc('\n', f);
+	}
+}
+
+/*
+ * fio's latency buckets of clat over both directions, in percent of the
+ * measured I/Os; a bucket that has any I/O shows at least 0.01 %.
+ */
+static void fio_lat_pct(const struct perf_result *r,
+			double pct[PERF_FIO_LAT_NR])
+{
+	double cnt[PERF_FIO_LAT_NR] = { 0 };
+	uint64_t total = perf_result_ios(r);
+	unsigned int d, i;
+
+	for (d = 0; d < PERF_NR_DIRS; d++)
+		perf_hist_fio_lat(&r->dir[d].clat, cnt);
+	for (i = 0; i < PERF_FIO_LAT_NR; i++) {
+		pct[i] = total ? cnt[i] * 100.0 / (double)total : 0;
+		if (cnt[i] > 0 && pct[i] < 0.01)
+			pct[i] = 0.01;
+	}
+}
+
+/* fio's show_lat(): the non-zero buckets of one unit, five a line. */
+static void lat_dist_unit(FILE *f, const double *pct, const char *const *label,
+			  unsigned int n, const char *unit)
+{
+	unsigned int i, on_line = 0;
+	bool any = false;
+
+	for (i = 0; i < n; i++) {
+		if (pct[i] <= 0)
+			continue;
+		if (!on_line)
+			fprintf(f, "%s  lat (%s)   : ", any ? "\n" : "", unit);
+		else
+			fprintf(f, ", ");
+		fprintf(f, "%s=%3.2f%%", label[i], pct[i]);
+		any = true;
+		if (++on_line == 5)
+			on_line = 0;
+	}
+	if (any)
+		fputc('\n', f);
+}
+
+static void lat_dist_text(FILE *f, const struct perf_result *r)
+{
+	double pct[PERF_FIO_LAT_NR];
+
+	fio_lat_pct(r, pct);
+	lat_dist_unit(f, pct, perf_fio_lat_label, PERF_FIO_LAT_N, "nsec");
+	lat_dist_unit(f, pct + PERF_FIO_LAT_N,
+		      perf_fio_lat_label + PERF_FIO_LAT_N, PERF_FIO_LAT_U,
+		      "usec");
+	lat_dist_unit(f, pct + PERF_FIO_LAT_N + PERF_FIO_LAT_U,
+		      perf_fio_lat_label + PERF_FIO_LAT_N + PERF_FIO_LAT_U,
+		      PERF_FIO_LAT_M, "msec");
+}
+
+/* fio's stat_calc_dist(): percent of @total, non-zero at least 0.1 %. */
+static void depth_pct(const uint64_t *map, uint64_t total, double *pct)
+{
 	unsigned int i;
 
-	perf_hist_percentiles(h, perf_pct_list, PERF_NR_PCT, v);
-	perf_pct_unit(v[0], v[PERF_NR_PCT - 1], &div, &unit);
-	fprintf(f, "    clat percentiles (%s):", unit);
-	for (i = 0; i < PERF_NR_PCT; i++) {
-		if (i % 4 == 0)
-			fprintf(f, "\n     |");
-		fprintf(f, " %5.2fth=[%6.0f]%s", perf_pct_list[i], v[i] / div,
-			i + 1 < PERF_NR_PCT && i % 4 != 3 ? "," : "");
+	for (i = 0; i < PERF_DEPTH_BUCKETS; i++) {
+		pct[i] = total ? (double)map[i] * 100.0 / (double)total : 0;
+		if (map[i] && pct[i] < 0.1)
+			pct[i] = 0.1;
 	}
+}
+
+static uint64_t depth_level_total(const struct perf_depths *dp)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < PERF_DEPTH_BUCKETS; i++)
+		n += dp->level[i];
+	return n;
+}
+
+static const char *const depth_level_label[PERF_DEPTH_BUCKETS] = {
+	"1", "2", "4", "8", "16", "32", ">=64"
+};
+static const char *const depth_batch_label[PERF_DEPTH_BUCKETS] = {
+	"0", "4", "8", "16", "32", "64", ">=64"
+};
+
+static void depth_line(FILE *f, const char *head, const char *const *label,
+		       const uint64_t *map, uint64_t total)
+{
+	double pct[PERF_DEPTH_BUCKETS];
+	unsigned int i;
+
+	depth_pct(map, total, pct);
+	fprintf(f, "%s: ", head);
+	for (i = 0; i < PERF_DEPTH_BUCKETS; i++)
+		fprintf(f, "%s%s=%3.1f%%", i ? ", " : "", label[i], pct[i]);
 	fputc('\n', f);
+}
+
+/* fio's "IO depths" block, "issued rwts" and "latency" lines. */
+static void depth_text(FILE *f, const struct perf_result *r)
+{
+	const struct perf_depths *dp = &r->depths;
+
+	depth_line(f, "  IO depths    ", depth_level_label, dp->level,
+		   depth_level_total(dp));
+	depth_line(f, "     submit    ", depth_batch_label, dp->submit,
+		   dp->submits);
+	if (r->have_complete)
+		depth_line(f, "     complete  ", depth_batch_label,
+			   dp->complete, dp->completes);
+	else
+		fprintf(f, "     complete  : not measured (the completion "
+			   "threads reap)\n");
+	fprintf(f,
+		"     issued rwts: total=%" PRIu64 ",%" PRIu64
+		",0,0 short=0,0,0,0 dropped=%" PRIu64 ",%" PRIu64 ",0,0\n",
+		r->dir[PERF_DIR_READ].ios, r->dir[PERF_DIR_WRITE].ios,
+		r->dropped[PERF_DIR_READ], r->dropped[PERF_DIR_WRITE]);
+	fprintf(f,
+		"     latency   : target=0, window=0, percentile=100.00%%, "
+		"depth=%u\n",
+		r->cfg->qd);
 }
 
 /* One half of the emulator's clat split: median, p99, max and mean. */
@@ -315,10 +478,15 @@ void perf_report_text(FILE *f, const struct perf_result *r)
 	}
 	if (!any)
 		fprintf(f, "  no I/O was measured\n");
+	else
+		lat_dist_text(f, r);
 	fprintf(f,
 		"  cpu          : usr=%.2f%%, sys=%.2f%%, ctx=%" PRIu64
+		", majf=%" PRIu64 ", minf=%" PRIu64
 		" (whole process, %% of one CPU)\n",
-		r->usr_pct, r->sys_pct, r->ctx_switches);
+		r->usr_pct, r->sys_pct, r->ctx_switches, r->majflt, r->minflt);
+	if (any)
+		depth_text(f, r);
 	cpu_per_io_text(f, r);
 	if (r->have_idle) {
 		fprintf(f, "  cpuidle      : ");
@@ -428,8 +596,10 @@ static void json_dir(struct json_writer *w, const char *key,
 	json_fixed(w, "iops", iops, 6);
 	json_uint(w, "runtime", s->ios ? r->runtime_ns / 1000000 : 0);
 	json_uint(w, "total_ios", s->ios);
-	/* fio's short_ios / drop_ios are left out: nvq-perf does not count
-	 * them (an NVMe command completes whole or fails). */
+	/* No I/O is short: an NVMe command moves all its blocks or fails. */
+	json_uint(w, "short_ios", 0);
+	/* given up on when the run ended (stuck in the device) */
+	json_uint(w, "drop_ios", d >= 0 ? r->dropped[d] : 0);
 	json_lat(w, "slat_ns", d >= 0 ? &s->slat : &empty);
 	json_lat(w, "clat_ns", d >= 0 ? &s->clat : &empty);
 	json_lat(w, "lat_ns", d >= 0 ? &s->lat : &empty);
@@ -441,7 +611,10 @@ static void json_dir(struct json_writer *w, const char *key,
 	/* fio: bandwidth samples in KiB/s */
 	json_uint(w, "bw_min", rb ? (uint64_t)(rb->min / 1024) : 0);
 	json_uint(w, "bw_max", rb ? (uint64_t)(rb->max / 1024) : 0);
-	json_fixed(w, "bw_agg", s->ios ? 100.0 : 0, 6);
+	/* fio: the mean of the samples in percent of the group's bandwidth,
+	 * and a configuration's run is its group */
+	json_fixed(w, "bw_agg",
+		   rb && rb->samples && bw > 0 ? rb->mean * 100.0 / bw : 0, 6);
 	json_fixed(w, "bw_mean", rb ? rb->mean / 1024 : 0, 6);
 	json_fixed(w, "bw_dev", rb ? rb->dev / 1024 : 0, 6);
 	json_uint(w, "bw_samples", rb ? rb->samples : 0);
@@ -451,6 +624,55 @@ static void json_dir(struct json_writer *w, const char *key,
 	json_fixed(w, "iops_stddev", ri ? ri->dev : 0, 6);
 	json_uint(w, "iops_samples", ri ? ri->samples : 0);
 	json_end_object(w);
+}
+
+/* One of fio's depth maps: seven buckets in percent of @total. */
+static void json_depth_map(struct json_writer *w, const char *key,
+			   const char *const *label, const uint64_t *map,
+			   uint64_t total)
+{
+	double pct[PERF_DEPTH_BUCKETS];
+	unsigned int i;
+
+	depth_pct(map, total, pct);
+	json_begin_object(w, key);
+	for (i = 0; i < PERF_DEPTH_BUCKETS; i++)
+		json_fixed(w, label[i], pct[i], 6);
+	json_end_object(w);
+}
+
+/* fio's iodepth_level, iodepth_submit, iodepth_complete. */
+static void json_depths(struct json_writer *w, const struct perf_result *r)
+{
+	const struct perf_depths *dp = &r->depths;
+
+	json_depth_map(w, "iodepth_level", depth_level_label, dp->level,
+		       depth_level_total(dp));
+	json_depth_map(w, "iodepth_submit", depth_batch_label, dp->submit,
+		       dp->submits);
+	/* the completion threads of --mode thread reap out of sight */
+	if (r->have_complete)
+		json_depth_map(w, "iodepth_complete", depth_batch_label,
+			       dp->complete, dp->completes);
+}
+
+/* fio's latency_ns, latency_us, latency_ms (clat, both directions). */
+static void json_fio_lat(struct json_writer *w, const struct perf_result *r)
+{
+	static const char *const key[3] = { "latency_ns", "latency_us",
+					    "latency_ms" };
+	static const unsigned int nr[3] = { PERF_FIO_LAT_N, PERF_FIO_LAT_U,
+					    PERF_FIO_LAT_M };
+	double pct[PERF_FIO_LAT_NR];
+	unsigned int u, i, k = 0;
+
+	fio_lat_pct(r, pct);
+	for (u = 0; u < 3; u++) {
+		json_begin_object(w, key[u]);
+		for (i = 0; i < nr[u]; i++, k++)
+			json_fixed(w, perf_fio_lat_label[k], pct[k], 6);
+		json_end_object(w);
+	}
 }
 
 static void json_job_options(struct json_writer *w, const struct perf_config *c)
@@ -657,6 +879,7 @@ static void json_job(struct json_writer *w, const struct perf_opts *o,
 		     const struct perf_result *r)
 {
 	const struct perf_config *c = r->cfg;
+	struct perf_hist none;
 	char name[160];
 	unsigned int i;
 
@@ -669,18 +892,42 @@ static void json_job(struct json_writer *w, const struct perf_opts *o,
 	json_begin_object(w, NULL);
 	json_string(w, "jobname", name);
 	json_uint(w, "groupid", r->config_index);
-	json_uint(w, "error", r->io_errors || r->verify_bad ? 1 : 0);
+	/* fio's: the first error's errno; EILSEQ for a verify mismatch */
+	json_uint(w, "error",
+		  r->first_errno ? (uint64_t)r->first_errno :
+		  r->io_errors	 ? EIO :
+		  r->verify_bad	 ? EILSEQ :
+				   0);
+	/* the run is over: nothing left to wait for */
+	json_uint(w, "eta", 0);
 	json_uint(w, "elapsed", (r->wall_ns + 500000000) / 1000000000);
 	json_job_options(w, c);
 	json_dir(w, "read", r, PERF_DIR_READ);
 	json_dir(w, "write", r, PERF_DIR_WRITE);
 	json_dir(w, "trim", r, -1);
+	/* nvq-perf issues no flush: fio's sync object with none */
+	perf_hist_init(&none);
+	json_begin_object(w, "sync");
+	json_uint(w, "total_ios", 0);
+	json_lat(w, "lat_ns", &none);
+	json_end_object(w);
 	json_uint(w, "job_runtime", r->runtime_ns / 1000000);
 	json_fixed(w, "usr_cpu", r->usr_pct, 6);
 	json_fixed(w, "sys_cpu", r->sys_pct, 6);
 	json_uint(w, "ctx", r->ctx_switches);
 	json_uint(w, "majf", r->majflt);
 	json_uint(w, "minf", r->minflt);
+	json_depths(w, r);
+	json_fio_lat(w, r);
+	/*
+	 * fio's latency_target search (latency_target=, latency_window=) is
+	 * not in nvq-perf: these are what fio writes for a job without one,
+	 * the depth it ran at and no target.
+	 */
+	json_uint(w, "latency_depth", c->qd);
+	json_uint(w, "latency_target", 0);
+	json_fixed(w, "latency_percentile", 100.0, 6);
+	json_uint(w, "latency_window", 0);
 	/* nvq-perf's own, next to fio's CPU fields */
 	json_cpu_per_io(w, r);
 	/* nvq-perf's own fields */
@@ -852,7 +1099,7 @@ int perf_report_json(FILE *f, const struct perf_opts *o,
 		strftime(when, sizeof(when), "%a %b %e %H:%M:%S %Y", &tm);
 	json_init(&w, f, true);
 	json_begin_object(&w, NULL);
-	json_string(&w, "fio version", "nvq-perf-0.1");
+	json_string(&w, "fio version", "nvq-perf-" NVQ_VERSION_STRING);
 	json_uint(&w, "timestamp", (uint64_t)ts.tv_sec);
 	json_uint(&w, "timestamp_ms",
 		  (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);

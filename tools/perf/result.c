@@ -142,3 +142,16 @@ void perf_result_merge_dirs(struct perf_dir_stats *dst,
 	perf_hist_merge(&dst->dev, &src->dev);
 	dst->bad_stamps += src->bad_stamps;
 }
+
+void perf_depths_merge(struct perf_depths *dst, const struct perf_depths *src)
+{
+	unsigned int i;
+
+	for (i = 0; i < PERF_DEPTH_BUCKETS; i++) {
+		dst->level[i] += src->level[i];
+		dst->submit[i] += src->submit[i];
+		dst->complete[i] += src->complete[i];
+	}
+	dst->submits += src->submits;
+	dst->completes += src->completes;
+}

@@ -44,6 +44,49 @@ struct perf_dir_stats {
 	uint64_t bad_stamps; /* stamps that were no posting time */
 };
 
+/*
+ * fio's I/O depth distributions (its io_u_map, io_u_submit, io_u_complete),
+ * seven buckets each:
+ *  - level[]: I/Os by the depth of their queue right after their batch
+ *    was submitted (1, 2, 4, 8, 16, 32, >=64: at least that many);
+ *  - submit[]: submission batches by size (0, 1-4, 5-8, 9-16, 17-32,
+ *    33-64, >64), counted in @submits;
+ *  - complete[]: reaping calls (nvq_poll(), nvq_wait()) that reaped any
+ *    completion, by how many they reaped, counted in @completes. A poll
+ *    loop's empty polls are no completion event (fio's getevents waits
+ *    for one). The completion threads of --mode thread reap out of
+ *    sight: @completes stays 0 there.
+ */
+#define PERF_DEPTH_BUCKETS 7
+struct perf_depths {
+	uint64_t level[PERF_DEPTH_BUCKETS];
+	uint64_t submit[PERF_DEPTH_BUCKETS];
+	uint64_t complete[PERF_DEPTH_BUCKETS];
+	uint64_t submits, completes;
+};
+
+/* fio's io_u_mark_depth() bucket of queue depth @d. */
+static inline unsigned int perf_depth_level_idx(unsigned int d)
+{
+	unsigned int k = d > 1 ? 31 - (unsigned int)__builtin_clz(d) : 0;
+
+	return k < PERF_DEPTH_BUCKETS - 1 ? k : PERF_DEPTH_BUCKETS - 1;
+}
+
+/* fio's __io_u_mark_map() bucket of a batch of @n. */
+static inline unsigned int perf_depth_batch_idx(unsigned int n)
+{
+	unsigned int k;
+
+	if (n <= 4)
+		return n ? 1 : 0;
+	k = 32 - (unsigned int)__builtin_clz(n - 1) - 1;
+	return k < PERF_DEPTH_BUCKETS - 1 ? k : PERF_DEPTH_BUCKETS - 1;
+}
+
+/* Add @src into @dst. */
+void perf_depths_merge(struct perf_depths *dst, const struct perf_depths *src);
+
 /* min / mean / max / stddev of periodic rate samples. */
 struct perf_rate {
 	uint64_t samples;
@@ -93,6 +136,10 @@ struct perf_result {
 
 	uint64_t io_errors;
 	char errmsg[256]; /* first I/O error, "" if none */
+	int first_errno; /* its errno (positive), 0 if none */
+
+	struct perf_depths depths; /* fio's iodepth_* distributions */
+	bool have_complete; /* depths.complete[] was measured */
 	bool interrupted; /* stopped early by a signal */
 
 	/*
@@ -102,6 +149,7 @@ struct perf_result {
 	 */
 	uint64_t stuck_ios;
 	uint64_t stuck_oldest_ns; /* age of the oldest one then */
+	uint64_t dropped[PERF_NR_DIRS]; /* stuck_ios by direction */
 
 	/* The controller's failure path (nvq_ctrl_stats()) over the run,
 	 * and the command timeouts it ran with. */

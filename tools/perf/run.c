@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 #include "format.h"
 #include "job.h"
 #include "run.h"
+#include "uri.h"
+#include "vfio.h" /* the library's vfio URI parser: the /NSID */
 
 /* Status line refresh, in sampling intervals. */
 #define STATUS_EVERY 2
@@ -199,8 +202,9 @@ static void abandon(struct monitor *m, struct perf_result *res, uint64_t now)
 	uint64_t n = 0, oldest = UINT64_MAX;
 	unsigned int i;
 
+	res->dropped[PERF_DIR_READ] = res->dropped[PERF_DIR_WRITE] = 0;
 	for (i = 0; i < m->nr_jobs; i++)
-		perf_job_inflight(&m->jobs[i], &n, &oldest);
+		perf_job_inflight(&m->jobs[i], &n, res->dropped, &oldest);
 	res->stuck_ios = n;
 	res->stuck_oldest_ns = n && now > oldest ? now - oldest : 0;
 	atomic_store(&m->sh->stop, true);
@@ -458,6 +462,14 @@ static void copy_model(char *dst, size_t len, const struct nvq_ctrl *ctrl)
 		dst[--n] = '\0';
 }
 
+/* The first active namespace, 0 if none (for messages). */
+static uint32_t first_nsid(struct nvq_ctrl *ctrl)
+{
+	uint32_t nsid = 0;
+
+	return nvq_ns_list(ctrl, &nsid, 1) > 0 ? nsid : 0;
+}
+
 static uint32_t make_run_id(void)
 {
 	uint64_t s = perf_now() ^ ((uint64_t)getpid() << 32);
@@ -469,14 +481,43 @@ static uint32_t make_run_id(void)
 	return id ? id : 1;
 }
 
-/* Resolve namespace and region; fills @t and the device part of @res. */
+/*
+ * The namespace -d names with its /NSID suffix (uri.h) into *@nsid (0:
+ * none) and the URI to open into *@open (@buf holds it when the suffix
+ * came off). A vfio: URI keeps it: the library's parser reads it there
+ * and opening ignores it.
+ */
+static int uri_nsid(const struct perf_config *cfg, char *buf, size_t len,
+		    const char **open, uint32_t *nsid, char *err, size_t errlen)
+{
+	struct nvq_vfio_params vp;
+
+	if (perf_uri_split_nsid(cfg->uri, buf, len, open, nsid, err, errlen))
+		return PERF_EUSAGE;
+	if (!strncmp(cfg->uri, "vfio:", 5)) {
+		if (nvq_vfio_parse(cfg->uri + 5, &vp))
+			return usage_err(err, errlen, "-d %s: %s", cfg->uri,
+					 nvq_errmsg());
+		*nsid = vp.nsid;
+	}
+	if (*nsid && cfg->nsid && *nsid != cfg->nsid)
+		return usage_err(err, errlen,
+				 "--nsid %u: -d %s names namespace %u",
+				 cfg->nsid, cfg->uri, *nsid);
+	return 0;
+}
+
+/*
+ * Resolve namespace and region; fills @t and the device part of @res.
+ * @uri_nsid: the namespace the URI names, 0 for none.
+ */
 static int resolve_target(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
-			  struct perf_target *t, struct perf_result *res,
-			  char *err, size_t errlen)
+			  uint32_t uri_nsid, struct perf_target *t,
+			  struct perf_result *res, char *err, size_t errlen)
 {
 	struct nvq_ns_info info;
 	uint64_t ns_bytes, region, end;
-	uint32_t nsid = cfg->nsid;
+	uint32_t nsid = uri_nsid ? uri_nsid : cfg->nsid;
 	int rc;
 
 	if (!nsid) {
@@ -493,6 +534,11 @@ static int resolve_target(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
 					 cfg->uri);
 	}
 	rc = nvq_ns_info(ctrl, nsid, &info);
+	if (rc == -ENOENT && uri_nsid)
+		return usage_err(err, errlen,
+				 "-d %s: namespace %u is not active (the "
+				 "controller's first is %u)",
+				 cfg->uri, nsid, first_nsid(ctrl));
 	if (rc == -ENOENT)
 		return usage_err(err, errlen,
 				 "--nsid %u: namespace not active on %s", nsid,
@@ -597,10 +643,15 @@ static int qos_setup(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
 	return 0;
 }
 
+/* The CPUs this process may run on (taskset, cgroup cpusets). */
 static unsigned int online_cpus(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	long n;
 
+	if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0)
+		return (unsigned int)CPU_COUNT(&set);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (unsigned int)n : 1;
 }
 
@@ -636,8 +687,9 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 	/* Requests one queue must hold: every thread's with --shared-queue. */
 	uint64_t per_queue =
 		(uint64_t)cfg->qd * (cfg->shared_queue ? cfg->threads : 1);
-	const char *open_uri;
-	char uribuf[PATH_MAX + 64];
+	const char *open_uri, *dev_uri;
+	char uribuf[PATH_MAX + 64], nsbuf[PATH_MAX + 64];
+	uint32_t nsid;
 	uint64_t last = 0;
 	bool all_idle = true;
 	int rc;
@@ -657,14 +709,19 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 		opts.queue_depth = per_queue + 1 > 65536 ?
 					   65536 :
 					   (unsigned int)per_queue + 1;
+	rc = uri_nsid(cfg, nsbuf, sizeof(nsbuf), &dev_uri, &nsid, err, errlen);
+	if (rc)
+		return rc;
 	/* On the emulator, completions carry their posting time. */
 	open_uri =
-		perf_stamp_uri(cfg->uri, uribuf, sizeof(uribuf), &tgt.stamped);
+		perf_stamp_uri(dev_uri, uribuf, sizeof(uribuf), &tgt.stamped);
 	if (!open_uri) {
-		open_uri = cfg->uri;
+		open_uri = dev_uri;
 		tgt.stamped = false;
 	}
 	res->stamped = tgt.stamped;
+	/* the library's completion threads reap where nvq-perf cannot see */
+	res->have_complete = cfg->mode != NVQ_MODE_THREAD;
 	rc = nvq_open_flags(open_uri, &opts,
 			    cfg->single_lock ? NVQ_OPEN_SINGLE_LOCK : 0, &ctrl);
 	if (rc) {
@@ -674,7 +731,7 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 	}
 	copy_model(res->model, sizeof(res->model), ctrl);
 	res->nr_queues = nvq_ctrl_queue_count(ctrl);
-	rc = resolve_target(cfg, ctrl, &tgt, res, err, errlen);
+	rc = resolve_target(cfg, ctrl, nsid, &tgt, res, err, errlen);
 	if (rc)
 		goto out_close;
 	if (!cfg->shared_queue && res->nr_queues < cfg->threads) {
