@@ -28,6 +28,21 @@
 
 /* A deadline closer than this is waited for by spinning, not sleeping. */
 #define SPIN_WINDOW_NS 200000ull
+/*
+ * nvq_emu_assist(): a pass that has not ended after ASSIST_STALL_NS is
+ * one whose thread lost its CPU; a host thread then waits on the pass at
+ * most ASSIST_BLOCK_NS at a time.
+ */
+#define ASSIST_STALL_NS 200000ull
+#define ASSIST_BLOCK_NS 1000000ull
+/*
+ * c->sleeping: awake (0); asleep until kicked (SLEEP_DEEP); asleep for at
+ * most ASSISTED_SLEEP_NS while host threads run the passes (SLEEP_ASSISTED:
+ * a command whose submitter stopped polling meanwhile waits that long).
+ */
+#define SLEEP_DEEP 1
+#define SLEEP_ASSISTED 2
+#define ASSISTED_SLEEP_NS 200000ull
 /* Wake this early from a timed sleep: futex timeouts overshoot. */
 #define SLEEP_SLACK_NS 100000ull
 
@@ -43,10 +58,19 @@ static void futex_wait(int *addr, int val, uint64_t timeout_ns)
 	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, tp, NULL, 0);
 }
 
+/*
+ * Wake a sleeping device thread. One that sleeps SLEEP_ASSISTED (host
+ * threads run its passes: nvq_emu_assist()) is left alone: a wake per
+ * doorbell would cost the host a system call and the device thread a
+ * context switch per batch, and its timed sleep ends soon anyway.
+ */
 void emu_kick(struct nvq_emu *c)
 {
-	if (__atomic_load_n(&c->sleeping, __ATOMIC_SEQ_CST) &&
-	    __atomic_exchange_n(&c->sleeping, 0, __ATOMIC_SEQ_CST))
+	int one = SLEEP_DEEP;
+
+	if (__atomic_load_n(&c->sleeping, __ATOMIC_SEQ_CST) == SLEEP_DEEP &&
+	    __atomic_compare_exchange_n(&c->sleeping, &one, 0, false,
+					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		syscall(SYS_futex, &c->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL,
 			NULL, 0);
 }
@@ -154,24 +178,46 @@ static uint64_t next_deadline(struct nvq_emu *c)
 	return d;
 }
 
+/*
+ * Nothing to do: called with svc held, returns with it released, having
+ * yielded or slept as the next deadline allows.
+ */
 static void idle(struct nvq_emu *c)
 {
 	uint64_t now = emu_now(), deadline = next_deadline(c), timeout;
+	uint64_t assists;
+	bool sleep;
+	int how;
 
 	if (!c->idle_start)
 		c->idle_start = now;
-	if (deadline <= now)
+	if (deadline <= now) {
+		pthread_mutex_unlock(&c->svc);
 		return;
+	}
 	if (now - c->idle_start < c->p.idle_spin_ns ||
 	    deadline - now < SPIN_WINDOW_NS) {
+		pthread_mutex_unlock(&c->svc);
 		sched_yield();
 		return;
 	}
 	timeout = deadline == UINT64_MAX ? UINT64_MAX :
 					   deadline - now - SLEEP_SLACK_NS;
-	__atomic_store_n(&c->sleeping, 1, __ATOMIC_SEQ_CST);
-	if (!has_work(c, true))
-		futex_wait(&c->sleeping, 1, timeout);
+	how = SLEEP_DEEP;
+	assists = __atomic_load_n(&c->assists, __ATOMIC_RELAXED);
+	if (assists != c->idle_assists) {
+		/* Host threads did passes while we spun idle. */
+		c->idle_assists = assists;
+		how = SLEEP_ASSISTED;
+		if (timeout > ASSISTED_SLEEP_NS)
+			timeout = ASSISTED_SLEEP_NS;
+	}
+	__atomic_store_n(&c->sleeping, how, __ATOMIC_SEQ_CST);
+	sleep = !has_work(c, true);
+	/* Work come meanwhile: the host's doorbell write cleared sleeping. */
+	pthread_mutex_unlock(&c->svc);
+	if (sleep)
+		futex_wait(&c->sleeping, how, timeout);
 	__atomic_store_n(&c->sleeping, 0, __ATOMIC_SEQ_CST);
 	/* Work tends to come in bursts: spin again after waking. */
 	c->idle_start = 0;
@@ -251,8 +297,11 @@ static void *device_main(void *arg)
 	bool events;
 
 	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&c->svc);
+		__atomic_store_n(&c->beat, c->beat + 1, __ATOMIC_RELAXED);
 		if (emu_service(c, &events)) {
 			c->idle_start = 0;
+			pthread_mutex_unlock(&c->svc);
 			continue;
 		}
 		idle(c);
@@ -306,6 +355,7 @@ static void free_all(struct nvq_emu *c)
 	free(c->active);
 	free(c->dbs);
 	free(c->db_live);
+	pthread_mutex_destroy(&c->svc);
 	free(c);
 }
 
@@ -327,6 +377,7 @@ int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **out)
 		return emu_err(-ENOMEM, "emu: out of memory");
 	c->p = *p;
 	c->media.fd = -1;
+	pthread_mutex_init(&c->svc, NULL);
 	c->dstrd = p->dstrd;
 	c->lba_size = 1u << p->lbads;
 	c->ns_blocks = p->ns_size >> p->lbads;
@@ -403,6 +454,57 @@ int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **out)
 fail:
 	free_all(c);
 	return ret;
+}
+
+int nvq_emu_assist(struct nvq_emu *c)
+{
+	uint64_t beat = __atomic_load_n(&c->beat, __ATOMIC_RELAXED);
+	uint64_t now = emu_now();
+	unsigned int n;
+	bool events;
+
+	if (beat != __atomic_load_n(&c->assist_beat, __ATOMIC_RELAXED)) {
+		/* It ran since the last look: leave the device to it. */
+		__atomic_store_n(&c->assist_beat, beat, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->assist_ns, now, __ATOMIC_RELAXED);
+		return 0;
+	}
+	if (__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE) ||
+	    !__atomic_load_n(&c->running, __ATOMIC_ACQUIRE))
+		return 0;
+	if (pthread_mutex_trylock(&c->svc)) {
+		struct timespec ts;
+
+		/* In a pass: a normal one ends soon. */
+		if (now - __atomic_load_n(&c->assist_ns, __ATOMIC_RELAXED) <
+		    ASSIST_STALL_NS)
+			return -EBUSY;
+		/*
+		 * The pass has not moved for ASSIST_STALL_NS: the device
+		 * thread was preempted inside it and waits for a CPU. Sleep
+		 * on the lock: this CPU goes idle, the kernel can move the
+		 * device thread here, and we run the next pass ourselves.
+		 * (timedlock, not clocklock: sanitizers know only the former;
+		 * a realtime clock step merely shortens or lengthens the nap.)
+		 */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)ASSIST_BLOCK_NS;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_mutex_timedlock(&c->svc, &ts))
+			return -EBUSY;
+	}
+	n = emu_service(c, &events);
+	pthread_mutex_unlock(&c->svc);
+	__atomic_fetch_add(&c->assists, 1, __ATOMIC_RELAXED);
+	return (int)n;
+}
+
+uint64_t nvq_emu_assists(const struct nvq_emu *c)
+{
+	return __atomic_load_n(&c->assists, __ATOMIC_RELAXED);
 }
 
 void nvq_emu_destroy(struct nvq_emu *c)

@@ -158,6 +158,15 @@ struct nvq_emu_params {
 	 * the page-fault path. thp=0: 4 KiB pages.
 	 */
 	bool thp;
+	/*
+	 * RAM media faulted in at creation (populate=1), so that no write
+	 * of a benchmark meets a first touch; costs the time the kernel
+	 * needs to zero the media (about 2.5 s per GiB measured on a small
+	 * VM). Default 0: reads of never-written media come from no memory
+	 * at all (they read as zeroes, as deallocated blocks of a drive do),
+	 * and only writes touch pages.
+	 */
+	bool populate;
 	/* Faults armed at creation (fault=), and their seed (fault_seed=). */
 	struct nvq_emu_fault faults[NVQ_EMU_MAX_PARAM_FAULTS];
 	uint32_t nr_faults;
@@ -167,7 +176,7 @@ struct nvq_emu_params {
 /*
  * Parse @str ("key=val,key=val", "" for defaults) into @p. Keys: size ns
  * lbads qpairs mqes mdts lat lat_seed file msix dstrd dbbuf vwc cqr to
- * rdy_delay idle_spin stamp thp fault fault_seed (fault= may repeat, up to
+ * rdy_delay idle_spin stamp thp populate fault fault_seed (fault= may repeat, up to
  * NVQ_EMU_MAX_PARAM_FAULTS; see nvq_emu_fault_parse()). Sizes take K/M/G/T suffixes (binary),
  * durations ns/us/ms/s (bare numbers are nanoseconds). On error returns
  * -EINVAL with a message naming the key.
@@ -236,6 +245,21 @@ int nvq_emu_irq_fd(const struct nvq_emu *emu, unsigned int vector);
 int nvq_emu_irq_mask(struct nvq_emu *emu, unsigned int vector, bool masked);
 /* Signals held back by masks so far (each costs no eventfd write). */
 uint64_t nvq_emu_irq_held(const struct nvq_emu *emu);
+
+/*
+ * Lend the calling thread's CPU to the device for one pass, if its thread
+ * is not running: the device thread and the host's threads share this
+ * process's CPUs, and on a loaded machine a host thread that polls for
+ * completions can otherwise spin through the whole time slice the device
+ * thread waits for. Cheap when the device thread runs (one load). Returns
+ * the commands the pass completed or fetched (> 0), 0 when the device
+ * thread ran since the last look or had nothing to do, or -EBUSY when the
+ * device thread is in a pass (then yielding the CPU may help it). Any
+ * thread, never while holding a lock the device could need.
+ */
+int nvq_emu_assist(struct nvq_emu *emu);
+/* Passes host threads ran through nvq_emu_assist(). */
+uint64_t nvq_emu_assists(const struct nvq_emu *emu);
 
 /* The parameters the controller was created with. */
 const struct nvq_emu_params *nvq_emu_params(const struct nvq_emu *emu);

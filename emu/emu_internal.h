@@ -99,6 +99,12 @@ struct emu_media {
 	uint64_t len;
 	uint64_t page; /* the host's page size (RAM zeroing) */
 	int fd; /* the backing file, locked and reserved; -1 for RAM */
+	/*
+	 * RAM: one bit per MEDIA_CHUNK bytes, set once the chunk holds
+	 * anything but zeroes (device thread). A read of a clear chunk
+	 * stores zeroes into the host buffer and touches no media page.
+	 */
+	uint64_t *written;
 };
 
 /*
@@ -272,6 +278,18 @@ struct nvq_emu {
 	uint32_t stop; /* atomic */
 	int sleeping __attribute__((aligned(64))); /* futex word */
 	int running; /* atomic: the device thread is alive */
+	/*
+	 * Whoever runs the device holds svc: the device thread, or a host
+	 * thread lending its CPU (nvq_emu_assist()). beat counts the device
+	 * thread's loops (atomic), so that a host thread can tell a device
+	 * thread that runs from one waiting for a CPU.
+	 */
+	pthread_mutex_t svc;
+	uint64_t beat;
+	uint64_t assist_beat; /* atomic: beat at the last assist look */
+	uint64_t assist_ns; /* atomic: when assist_beat last changed */
+	uint64_t assists; /* atomic: passes run by host threads */
+	uint64_t idle_assists; /* device thread: assists when it last slept */
 
 	struct nvq_emu_params p;
 	int *irq_fds;

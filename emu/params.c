@@ -341,6 +341,7 @@ enum key_id {
 	K_LAT_SEED,
 	K_STAMP,
 	K_THP,
+	K_POPULATE,
 	K_FAULT,
 	K_FAULT_SEED,
 	K_NR
@@ -366,6 +367,7 @@ static const char *const key_names[K_NR] = {
 	[K_LAT_SEED] = "lat_seed",
 	[K_STAMP] = "stamp",
 	[K_THP] = "thp",
+	[K_POPULATE] = "populate",
 	[K_FAULT] = "fault",
 	[K_FAULT_SEED] = "fault_seed",
 };
@@ -437,6 +439,8 @@ static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
 		return parse_bool(name, v, &p->stamp);
 	case K_THP:
 		return parse_bool(name, v, &p->thp);
+	case K_POPULATE:
+		return parse_bool(name, v, &p->populate);
 	case K_FAULT:
 		return emu_fault_param(p, v); /* fault.c */
 	case K_FAULT_SEED: {
@@ -516,7 +520,7 @@ int nvq_emu_params_parse(const char *str, struct nvq_emu_params *p)
 				-EINVAL,
 				"emu parameter '%s': unknown key (size ns lbads "
 				"qpairs mqes mdts lat file msix dstrd dbbuf vwc "
-				"cqr to rdy_delay idle_spin lat_seed stamp thp fault "
+				"cqr to rdy_delay idle_spin lat_seed stamp thp populate fault "
 				"fault_seed)",
 				item);
 		/* fault= may repeat: one fault each. */

@@ -39,9 +39,9 @@ static bool any_spin(const struct nvq_vector *v)
  */
 static void cthread_spin(struct nvq_vector *v)
 {
-	bool yield = v->t && v->t->host_cpu, masked;
 	uint64_t t0 = nvq_now_ns();
-	unsigned int i, n = 0, idle = 0;
+	unsigned int i, n = 0;
+	bool masked;
 
 	pthread_mutex_lock(&v->lock);
 	masked = nvq_vector_set_mask(v, true);
@@ -57,16 +57,11 @@ static void cthread_spin(struct nvq_vector *v)
 
 		for (i = 0; i < v->nr_queues; i++)
 			done += nvq_queue_reap(v->queues[i], 0);
-		if (done) {
-			idle = 0;
+		/* An empty reap lent the CPU to a device on our CPUs. */
+		if (done)
 			continue;
-		}
-		if (++n % 16 == 0) {
-			if (!any_spin(v) || READ_ONCE(v->stop))
-				break;
-			if (yield && ++idle % 4 == 0)
-				sched_yield();
-		}
+		if (++n % 16 == 0 && (!any_spin(v) || READ_ONCE(v->stop)))
+			break;
 		cpu_relax();
 	}
 	for (i = 0; i < v->nr_queues; i++) {

@@ -612,12 +612,10 @@ int nvq_wait(struct nvq_queue *q, unsigned int min_cpl, int timeout_ms)
 			else if (now >= deadline)
 				break;
 		}
-		if (q->mode == NVQ_MODE_POLL) {
-			/* Yield: the device may need this CPU. */
-			if (!nvq_queue_pending(q))
-				sched_yield();
+		/* The empty reap let a device on our CPUs run; a real
+		 * device needs none of ours: spin. */
+		if (q->mode == NVQ_MODE_POLL)
 			continue;
-		}
 		if (nvq_vector_sleep(q->vec, q, deadline) == -ETIMEDOUT) {
 			total += (unsigned int)nvq_queue_reap(q, 0);
 			break;

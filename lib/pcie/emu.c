@@ -96,6 +96,11 @@ static int emu_irq_mask(struct nvq_transport *t, unsigned int vector,
 	return nvq_emu_irq_mask(to_emu(t), vector, masked);
 }
 
+static int emu_assist(struct nvq_transport *t)
+{
+	return nvq_emu_assist(to_emu(t));
+}
+
 static const struct nvq_transport_ops emu_ops = {
 	.name = "emu",
 	.close = emu_close,
@@ -109,6 +114,7 @@ static const struct nvq_transport_ops emu_ops = {
 	.irq_fd = emu_irq_fd,
 	.irq_cpu = emu_irq_cpu,
 	.irq_mask = emu_irq_mask,
+	.assist = emu_assist,
 };
 
 struct nvq_emu *nvq_emu_transport_device(struct nvq_transport *t)

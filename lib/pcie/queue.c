@@ -467,6 +467,8 @@ int nvq_queue_reap(struct nvq_queue *q, unsigned int max)
 	if (done)
 		__atomic_fetch_add(&q->reqs_done, (uint64_t)done,
 				   __ATOMIC_RELAXED);
+	else
+		nvq_transport_idle(q->t);
 	return done;
 }
 
@@ -600,10 +602,9 @@ static void slack_restore(void)
 
 #define ADD(qq, f, v) __atomic_fetch_add(&(qq)->w.f, (v), __ATOMIC_RELAXED)
 
-/* Empty looks at the CQ between clock reads, and between yields of a CPU
- * that a device on our CPUs may need. */
+/* Empty looks at the CQ between clock reads (a device on our CPUs gets
+ * its share through nvq_transport_idle()). */
 #define SPIN_CLOCK_EVERY 16u
-#define SPIN_YIELD_EVERY 64u
 
 /*
  * Hybrid: sleep before polling when the next completion is expected
@@ -653,7 +654,6 @@ static int spin_wait(struct nvq_vector *v, struct nvq_queue *q, uint8_t how,
 		     uint64_t deadline_ns)
 {
 	struct nvq_qos_queue *qq = q->qos;
-	bool yield = q->t && q->t->host_cpu;
 	uint64_t t0 = nvq_now_ns(), now = t0, slept = 0;
 	unsigned int n = 0;
 	int rc = 0;
@@ -691,9 +691,8 @@ static int spin_wait(struct nvq_vector *v, struct nvq_queue *q, uint8_t how,
 				rc = -EAGAIN;
 				break;
 			}
-			if (yield && !(n % SPIN_YIELD_EVERY))
-				sched_yield();
 		}
+		nvq_transport_idle(q->t);
 		cpu_relax();
 	}
 	now = nvq_now_ns();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Device URIs: which transport a URI names. */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 
 #include "internal.h"
@@ -14,6 +15,19 @@ static nvq_transport_open_fn test_open;
 void nvq_transport_set_test(nvq_transport_open_fn open)
 {
 	test_open = open;
+}
+
+static __thread unsigned int idle_looks;
+
+void nvq_transport_idle_slow(struct nvq_transport *t)
+{
+	unsigned int n = ++idle_looks;
+
+	if (n % NVQ_IDLE_ASSIST_EVERY)
+		return;
+	if ((t->ops->assist && t->ops->assist(t) == -EBUSY) ||
+	    !(n % NVQ_IDLE_YIELD_EVERY))
+		sched_yield();
 }
 
 int nvq_transport_open(const char *uri, struct nvq_transport **t)

@@ -61,6 +61,14 @@ struct nvq_transport_ops {
 	 */
 	int (*irq_mask)(struct nvq_transport *t, unsigned int vector,
 			bool masked);
+
+	/*
+	 * Optional, for host_cpu devices: a poller found nothing; let the
+	 * device use this CPU for a moment if it is not running (see
+	 * nvq_emu_assist()). > 0 when it did work, 0 when it needed none,
+	 * -EBUSY when it is running and yielding the CPU may help.
+	 */
+	int (*assist)(struct nvq_transport *t);
 };
 
 struct nvq_transport {
@@ -74,6 +82,23 @@ struct nvq_transport {
 	int numa_node; /* the device's NUMA node, -1 if unknown */
 	char name[96]; /* human-readable device name */
 };
+
+/*
+ * A poll loop found no completion on a device of transport @t. Polling a
+ * real device needs no CPU of ours: nothing happens. A device that runs
+ * on our CPUs (host_cpu) gets this CPU lent every NVQ_IDLE_ASSIST_EVERY
+ * empty looks, and the CPU is yielded every NVQ_IDLE_YIELD_EVERY, so that
+ * no poller starves the device thread or another thread of the process
+ * on a machine whose CPUs are all busy. Per thread; no shared state.
+ */
+#define NVQ_IDLE_ASSIST_EVERY 16u
+#define NVQ_IDLE_YIELD_EVERY 64u
+void nvq_transport_idle_slow(struct nvq_transport *t);
+static inline void nvq_transport_idle(struct nvq_transport *t)
+{
+	if (__builtin_expect(t && t->host_cpu, 0))
+		nvq_transport_idle_slow(t);
+}
 
 /*
  * Open the transport for @uri ("emu:...", "vfio:..."). On failure returns a

@@ -776,10 +776,13 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 		nr_init = i + 1;
 		if (rc)
 			goto out_free;
-		jobs[i].yield_empty =
-			cfg->mode == NVQ_MODE_POLL &&
-			cfg->threads + !strncmp(cfg->uri, "emu:", 4) >
-				online_cpus();
+		/*
+		 * More pollers than CPUs: each empty poll yields. The library
+		 * itself lends an in-process device (the emulator) the CPU of
+		 * a poller that finds nothing (nvq_transport_idle()).
+		 */
+		jobs[i].yield_empty = cfg->mode == NVQ_MODE_POLL &&
+				      cfg->threads > online_cpus();
 	}
 
 	phase.random = perf_rw_random(cfg->rw);
