@@ -12,7 +12,10 @@
 # Prints a table of medians: IOPS, clat p50/p99 and CPU time per I/O
 # ((usr + sys) / I/Os, of the benchmark process), with the host's load
 # average before and after. Under TCG the absolute numbers mean little;
-# compare the columns with each other.
+# compare the columns with each other. The guest runs on the TSC
+# clocksource (run-guest.sh): with HPET every clock_gettime() is an
+# emulated MMIO read, which handicaps fio (several clock reads per I/O)
+# far more than nvq-perf.
 #
 # usage: compare-kernel.sh [BUILD_ROOT] [ROUNDS] [SECONDS]
 #   BUILD_ROOT  a configured build directory (default: build); the guest
@@ -77,6 +80,8 @@ nvq_run_perf() { # NAME MODE QD
 		--size 256M --time ${SECS}s --ramp 1s --json
 	echo "NVQ-JSON-END"
 }
+cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
+echo "guest: clocksource $(cat $cs) (run-guest.sh asks for tsc)"
 echo "guest: loadavg $(cat /proc/loadavg)"
 r=1
 while [ $r -le $ROUNDS ]; do
