@@ -307,3 +307,15 @@ int perf_machine_snapshot(struct perf_machine_snap *s, const char *path,
 	s->total_ns = s->busy_ns + ticks_ns(v[3] + v[4], hz);
 	return 0;
 }
+
+int perf_loadavg(double avg[3], const char *path)
+{
+	FILE *f = fopen(path ? path : "/proc/loadavg", "re");
+	int n;
+
+	if (!f)
+		return -errno;
+	n = fscanf(f, "%lf %lf %lf", &avg[0], &avg[1], &avg[2]);
+	fclose(f);
+	return n == 3 ? 0 : -EINVAL;
+}

@@ -82,6 +82,12 @@ struct perf_machine_snap {
 int perf_machine_snapshot(struct perf_machine_snap *s, const char *path,
 			  long hz);
 
+/*
+ * The load averages (1, 5, 15 minutes) from @path (NULL: /proc/loadavg):
+ * 0, -errno, or -EINVAL when the file does not start with three numbers.
+ */
+int perf_loadavg(double avg[3], const char *path);
+
 /* Name of cpuidle's polling state (x86 poll_idle): time in it is a CPU
  * spinning in the kernel's idle loop. */
 #define PERF_IDLE_POLL_STATE "POLL"

@@ -327,6 +327,42 @@ static void cpu_per_io_text(FILE *f, const struct perf_result *r)
 		fputc('\n', f);
 }
 
+/*
+ * The machine around the run, and what may have distorted it: other work
+ * on the CPUs, first touches of memory.
+ */
+static void machine_text(FILE *f, const struct perf_result *r)
+{
+	char why[160];
+	double other;
+
+	if (r->have_loadavg || perf_result_other_cpus(r, &other)) {
+		fprintf(f, "  machine      :");
+		if (r->have_loadavg)
+			fprintf(f, " load %.2f %.2f %.2f at the start",
+				r->loadavg[0], r->loadavg[1], r->loadavg[2]);
+		if (perf_result_other_cpus(r, &other))
+			fprintf(f, "%s other work took %.2f of %u CPUs",
+				r->have_loadavg ? ";" : "", other,
+				r->machine_cpus);
+		fputc('\n', f);
+	}
+	if (perf_result_busy(r, why, sizeof(why)))
+		fprintf(f,
+			"  warning      : a busy machine (%s): the figures are "
+			"distorted;\n                 compare only runs made "
+			"side by side (--compare)\n",
+			why);
+	if (perf_result_populating(r))
+		fprintf(f,
+			"  note         : %" PRIu64 " page faults during the "
+			"run: memory was still being\n                 "
+			"populated (the emulator's media on first writes: see "
+			"emu:populate=1),\n                 and the figures "
+			"include the kernel's page-fault path\n",
+			r->minflt);
+}
+
 /* How the limit is honoured: method, the reason, the wake-up cost. */
 static void method_text(FILE *f, const struct perf_result *r)
 {
@@ -488,6 +524,7 @@ void perf_report_text(FILE *f, const struct perf_result *r)
 	if (any)
 		depth_text(f, r);
 	cpu_per_io_text(f, r);
+	machine_text(f, r);
 	if (r->have_idle) {
 		fprintf(f, "  cpuidle      : ");
 		idle_states(f, &r->idle, r->idle.avg);
@@ -947,6 +984,23 @@ static void json_job(struct json_writer *w, const struct perf_opts *o,
 		json_uint(w, "busy_ns", r->machine_busy_ns);
 		json_uint(w, "total_ns", r->machine_total_ns);
 		json_end_object(w);
+	}
+	if (r->have_loadavg) {
+		json_begin_array(w, "loadavg_start");
+		for (unsigned int k = 0; k < 3; k++)
+			json_fixed(w, NULL, r->loadavg[k], 2);
+		json_end_array(w);
+	}
+	{
+		char why[160];
+		double other;
+
+		if (perf_result_other_cpus(r, &other))
+			json_fixed(w, "other_cpus", other, 3);
+		json_bool(w, "busy", perf_result_busy(r, why, sizeof(why)));
+		if (why[0])
+			json_string(w, "busy_why", why);
+		json_bool(w, "populating", perf_result_populating(r));
 	}
 	json_begin_object(w, "stuck");
 	json_uint(w, "ios", r->stuck_ios);

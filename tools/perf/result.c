@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,53 @@ uint64_t perf_result_ios(const struct perf_result *r)
 	for (d = 0; d < PERF_NR_DIRS; d++)
 		n += r->dir[d].ios;
 	return n;
+}
+
+bool perf_result_other_cpus(const struct perf_result *r, double *cpus)
+{
+	if (!r->have_machine || !r->have_proc_cpu || !r->machine_total_ns ||
+	    !r->machine_cpus)
+		return false;
+	/* The window of /proc/stat: its total over the CPUs is wall time. */
+	*cpus = r->machine_busy_ns > r->proc_cpu_ns ?
+			(double)(r->machine_busy_ns - r->proc_cpu_ns) *
+				r->machine_cpus / (double)r->machine_total_ns :
+			0;
+	return true;
+}
+
+bool perf_result_busy(const struct perf_result *r, char *why, size_t len)
+{
+	unsigned int cpus = r->machine_cpus;
+	double other;
+	bool busy = false;
+	int n = 0;
+
+	if (why && len)
+		why[0] = 0;
+	if (perf_result_other_cpus(r, &other) && other >= 0.25 * cpus) {
+		busy = true;
+		if (why)
+			n = snprintf(why, len,
+				     "other work took %.2f of %u CPUs during "
+				     "the run",
+				     other, cpus);
+	}
+	if (r->have_loadavg && cpus && r->loadavg[0] >= (double)cpus) {
+		busy = true;
+		if (why && n >= 0 && (size_t)n < len)
+			snprintf(why + n, len - (size_t)n,
+				 "%sload average %.2f at the start on %u CPUs",
+				 n ? "; " : "", r->loadavg[0], cpus);
+	}
+	return busy;
+}
+
+bool perf_result_populating(const struct perf_result *r)
+{
+	uint64_t ios = perf_result_ios(r);
+
+	return r->minflt >= 256 || (r->minflt >= 64 && r->minflt * 100 > ios);
 }
 
 /* Time all CPUs spent in cpuidle's polling state, or -1. */

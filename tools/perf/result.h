@@ -128,6 +128,9 @@ struct perf_result {
 	bool have_machine;
 	uint64_t machine_busy_ns, machine_total_ns;
 	unsigned int machine_cpus;
+	/* /proc/loadavg just before the run: other work already running */
+	bool have_loadavg;
+	double loadavg[3];
 
 	uint64_t verify_blocks; /* blocks checked */
 	uint64_t verify_bad;
@@ -190,6 +193,28 @@ bool perf_result_cpu_per_io(const struct perf_result *r,
 			    enum perf_cpu_kind kind, double *ns);
 /* Measured I/Os of both directions. */
 uint64_t perf_result_ios(const struct perf_result *r);
+
+/*
+ * CPUs' worth of busy time other processes (and the kernel for them) took
+ * during the run: machine busy time minus the process's, over wall time.
+ * False when either is unknown.
+ */
+bool perf_result_other_cpus(const struct perf_result *r, double *cpus);
+
+/*
+ * Was the machine busy enough to distort the result? Other work took at
+ * least a quarter of the CPUs during the run, or the 1-minute load average
+ * at the start was at least the number of CPUs. @why gets the evidence.
+ */
+bool perf_result_busy(const struct perf_result *r, char *why, size_t len);
+
+/*
+ * Did the run meet first touches of memory (the emulator's RAM media being
+ * populated, new buffers)? At least 256 minor page faults, or 64 and more
+ * than one per 100 I/Os: a steady run takes next to none, and with huge
+ * pages one fault may zero 2 MiB.
+ */
+bool perf_result_populating(const struct perf_result *r);
 /*
  * The waiter counters of all job queues summed into @sum; est_ns is the
  * mean of the queues that have an estimate. False when no job queue has

@@ -344,6 +344,7 @@ static void monitor_run(struct monitor *m, const struct perf_phase *ph,
 	}
 	start = perf_now();
 	have_idle0 = !perf_idle_snapshot(&idle0, NULL);
+	res->have_loadavg = !perf_loadavg(res->loadavg, NULL);
 	have_mach0 = !perf_machine_snapshot(&mach0, NULL, 0);
 	have_cpu0 = !perf_cpu_snapshot(&cpu0);
 	progress(m, m->last_bytes, &m->last_ios);
