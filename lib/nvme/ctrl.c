@@ -373,6 +373,9 @@ static int place_queues(struct nvq_ctrl *c)
 		node = nvq_pools_queue_node(i, c->nr_queues, c->nr_cpus,
 					    irq_cpu, c->nr_nodes, nvq_cpu_node,
 					    &spans);
+		/* One set for the device: its node is where the pools are. */
+		if (c->pools[node].borrowed)
+			node = c->node;
 		if (node == q->node && spans == q->node_spans)
 			continue;
 		rc = nvq_queue_set_pools(q, &c->pools[node], node, spans);
