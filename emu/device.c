@@ -43,6 +43,8 @@
 #define SLEEP_DEEP 1
 #define SLEEP_ASSISTED 2
 #define ASSISTED_SLEEP_NS 200000ull
+/* Host threads ran a pass this recently: they are assisting. */
+#define ASSISTED_RECENT_NS 1000000ull
 /* Wake this early from a timed sleep: futex timeouts overshoot. */
 #define SLEEP_SLACK_NS 100000ull
 
@@ -185,17 +187,28 @@ static uint64_t next_deadline(struct nvq_emu *c)
 static void idle(struct nvq_emu *c)
 {
 	uint64_t now = emu_now(), deadline = next_deadline(c), timeout;
-	uint64_t assists;
-	bool sleep;
+	uint64_t assists = __atomic_load_n(&c->assists, __ATOMIC_RELAXED);
+	bool sleep, assisted;
 	int how;
 
 	if (!c->idle_start)
 		c->idle_start = now;
+	if (assists != c->idle_assists) {
+		c->idle_assists = assists;
+		c->assisted_at = now;
+	}
+	/*
+	 * Host threads run passes (nvq_emu_assist()): step back rather than
+	 * spin. Spinning passes hold svc, and one preempted while holding it
+	 * (by other work on a busy machine) stalls every host thread that
+	 * polls until this thread gets a CPU again.
+	 */
+	assisted = now - c->assisted_at < ASSISTED_RECENT_NS;
 	if (deadline <= now) {
 		pthread_mutex_unlock(&c->svc);
 		return;
 	}
-	if (now - c->idle_start < c->p.idle_spin_ns ||
+	if ((!assisted && now - c->idle_start < c->p.idle_spin_ns) ||
 	    deadline - now < SPIN_WINDOW_NS) {
 		pthread_mutex_unlock(&c->svc);
 		sched_yield();
@@ -204,10 +217,7 @@ static void idle(struct nvq_emu *c)
 	timeout = deadline == UINT64_MAX ? UINT64_MAX :
 					   deadline - now - SLEEP_SLACK_NS;
 	how = SLEEP_DEEP;
-	assists = __atomic_load_n(&c->assists, __ATOMIC_RELAXED);
-	if (assists != c->idle_assists) {
-		/* Host threads did passes while we spun idle. */
-		c->idle_assists = assists;
+	if (assisted) {
 		how = SLEEP_ASSISTED;
 		if (timeout > ASSISTED_SLEEP_NS)
 			timeout = ASSISTED_SLEEP_NS;

@@ -289,7 +289,8 @@ struct nvq_emu {
 	uint64_t assist_beat; /* atomic: beat at the last assist look */
 	uint64_t assist_ns; /* atomic: when assist_beat last changed */
 	uint64_t assists; /* atomic: passes run by host threads */
-	uint64_t idle_assists; /* device thread: assists when it last slept */
+	uint64_t idle_assists; /* device thread: assists at its last idle */
+	uint64_t assisted_at; /* device thread: when they last grew */
 
 	struct nvq_emu_params p;
 	int *irq_fds;
