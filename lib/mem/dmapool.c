@@ -80,9 +80,13 @@ static inline void pool_lock(struct nvq_dmapool *pool)
 	WRITE_ONCE(pool->locks, pool->locks + 1);
 }
 
+/* nvq_unlock(), here so that a profile can tell the pool lock apart. */
 static inline void pool_unlock(struct nvq_dmapool *pool)
 {
-	nvq_unlock(&pool->lock);
+	if (unlikely(__atomic_exchange_n(&pool->lock, NVQ_LOCK_FREE,
+					 __ATOMIC_RELEASE) ==
+		     NVQ_LOCK_SLEEPERS))
+		nvq_unlock_wake(&pool->lock);
 }
 
 /* The pool's own memory, preferring @node; never fatal if NUMA is absent. */
@@ -454,10 +458,9 @@ int nvq_pools_queue_node(unsigned int index, unsigned int nr_queues,
  */
 struct alloc_part {
 	struct free_block *local;
-	unsigned int nlocal;
-	uint64_t hits;
-	uint64_t recycles;
-	uint64_t refills;
+	uint64_t taken; /* blocks handed out */
+	uint64_t filled; /* blocks put on the list; filled - taken on it */
+	uint64_t refills; /* from the pool: each block after one is a miss */
 };
 
 struct free_part {
@@ -470,6 +473,7 @@ struct nvq_pool_cache {
 	uint32_t busy __cacheline_aligned; /* atomic */
 	bool shared;
 	struct alloc_part a[2]; /* [0] small, [1] page */
+	uint64_t recycles[2];
 
 	/* Freeing side: any thread. */
 	struct free_part f[2] __cacheline_aligned;
@@ -553,7 +557,8 @@ void nvq_pool_cache_destroy(struct nvq_pool_cache *c)
 	munmap(c, c->struct_len);
 }
 
-bool nvq_pool_cache_enter(struct nvq_pool_cache *c)
+/* Static, so that the I/O path inlines them (the library is PIC). */
+static inline bool cache_enter(struct nvq_pool_cache *c)
 {
 	if (!c->shared)
 		return true;
@@ -563,18 +568,28 @@ bool nvq_pool_cache_enter(struct nvq_pool_cache *c)
 	return false;
 }
 
-void nvq_pool_cache_exit(struct nvq_pool_cache *c)
+static inline void cache_exit(struct nvq_pool_cache *c)
 {
 	if (c->shared)
 		__atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
 }
 
+bool nvq_pool_cache_enter(struct nvq_pool_cache *c)
+{
+	return cache_enter(c);
+}
+
+void nvq_pool_cache_exit(struct nvq_pool_cache *c)
+{
+	cache_exit(c);
+}
+
 /*
  * The allocating list is empty: take what was freed (no lock), else a
- * batch from the pool (one lock). Returns the block to hand out; the rest
- * becomes the list.
+ * batch from the pool (one lock). Returns 0 after taking the freed
+ * blocks, 1 after a refill from the pool, -1 when the pool is exhausted.
  */
-static struct free_block *__attribute__((noinline))
+static int __attribute__((noinline))
 cache_refill(struct nvq_pool_cache *c, unsigned int k)
 {
 	struct alloc_part *a = &c->a[k];
@@ -584,79 +599,188 @@ cache_refill(struct nvq_pool_cache *c, unsigned int k)
 
 	w = __atomic_exchange_n(&c->f[k].stack, 0, __ATOMIC_ACQUIRE);
 	if (w) {
-		list = (struct free_block *)(w & ~c->mask[k]);
-		n = (unsigned int)(w & c->mask[k]);
-		WRITE_ONCE(a->recycles, a->recycles + 1);
-		WRITE_ONCE(a->hits, a->hits + 1);
-	} else {
-		n = nvq_dmapool_alloc_batch(c->pool[k], &list, c->batch[k]);
-		if (!n)
-			return NULL;
-		WRITE_ONCE(a->refills, a->refills + 1);
+		a->local = (struct free_block *)(w & ~c->mask[k]);
+		WRITE_ONCE(a->filled, a->filled + (w & c->mask[k]));
+		WRITE_ONCE(c->recycles[k], c->recycles[k] + 1);
+		return 0;
 	}
-	a->local = list->next;
-	WRITE_ONCE(a->nlocal, n - 1);
-	return list;
+	n = nvq_dmapool_alloc_batch(c->pool[k], &list, c->batch[k]);
+	if (!n)
+		return -1;
+	a->local = list;
+	WRITE_ONCE(a->filled, a->filled + n);
+	WRITE_ONCE(a->refills, a->refills + 1);
+	return 1;
+}
+
+/* Pop up to @n blocks of pool @k; inside the allocating side. */
+static inline unsigned int take_blocks(struct nvq_pool_cache *c, unsigned int k,
+				       unsigned int n, void **va,
+				       uint64_t *iova)
+{
+	struct alloc_part *a = &c->a[k];
+	struct free_block *b;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		b = a->local;
+		if (unlikely(!b)) {
+			if (cache_refill(c, k) < 0)
+				break;
+			b = a->local;
+		}
+		a->local = b->next;
+		va[i] = b;
+		iova[i] = b->iova;
+	}
+	WRITE_ONCE(a->taken, a->taken + i);
+	return i;
+}
+
+/* Any count, refills, failures: the general case of nvq_pool_cache_get(). */
+static int __attribute__((noinline))
+get_slow(struct nvq_pool_cache *c, bool page, unsigned int n, void **va,
+	 uint64_t *iova)
+{
+	struct alloc_part *a = &c->a[page];
+	unsigned int got, i;
+
+	if (!cache_enter(c))
+		return -EBUSY;
+	got = take_blocks(c, page, n, va, iova);
+	if (unlikely(got < n)) {
+		/* All or nothing: what was taken goes back to the list. */
+		for (i = 0; i < got; i++) {
+			struct free_block *b = va[i];
+
+			b->iova = iova[i];
+			b->next = a->local;
+			a->local = b;
+		}
+		WRITE_ONCE(a->taken, a->taken - got);
+		got = 0;
+	}
+	cache_exit(c);
+	return (int)got;
+}
+
+int nvq_pool_cache_get(struct nvq_pool_cache *c, bool page, unsigned int n,
+		       void **va, uint64_t *iova)
+{
+	struct alloc_part *a = &c->a[page];
+	struct free_block *b;
+
+	/* The common case inline: one block, and the list has it. */
+	if (unlikely(!cache_enter(c)))
+		return -EBUSY;
+	b = a->local;
+	if (unlikely(n != 1 || !b)) {
+		cache_exit(c);
+		return get_slow(c, page, n, va, iova);
+	}
+	a->local = b->next;
+	WRITE_ONCE(a->taken, a->taken + 1);
+	*va = b;
+	*iova = b->iova;
+	cache_exit(c);
+	return 1;
 }
 
 void *nvq_pool_cache_alloc(struct nvq_pool_cache *c, bool page, uint64_t *iova)
 {
-	struct alloc_part *a = &c->a[page];
-	struct free_block *b = a->local;
+	void *va;
 
-	if (likely(b)) {
-		a->local = b->next;
-		WRITE_ONCE(a->nlocal, a->nlocal - 1);
-		WRITE_ONCE(a->hits, a->hits + 1);
-	} else {
-		b = cache_refill(c, page);
-		if (unlikely(!b))
-			return NULL;
-	}
-	*iova = b->iova;
-	return b;
+	return take_blocks(c, page, 1, &va, iova) ? va : NULL;
 }
 
-/* The freed stack is full: give it and @b back to the pool, one lock. */
+/*
+ * The freed stack would pass its bound: give it and the chain @head ..
+ * @tail (@n blocks) back to the pool, in one lock.
+ */
 static void __attribute__((noinline))
-cache_drain(struct nvq_pool_cache *c, unsigned int k, struct free_block *b)
+cache_drain(struct nvq_pool_cache *c, unsigned int k, struct free_block *head,
+	    struct free_block *tail, unsigned int n)
 {
-	struct free_block *tail = b;
-	unsigned int n = 1;
+	unsigned int more = 0;
 	uintptr_t w;
 
 	w = __atomic_exchange_n(&c->f[k].stack, 0, __ATOMIC_ACQUIRE);
-	b->next = (struct free_block *)(w & ~c->mask[k]);
-	if (b->next)
-		tail = list_tail(b, &n);
-	nvq_dmapool_free_batch(c->pool[k], b, tail, n);
+	tail->next = (struct free_block *)(w & ~c->mask[k]);
+	if (tail->next)
+		tail = list_tail(tail->next, &more);
+	nvq_dmapool_free_batch(c->pool[k], head, tail, n + more);
 	__atomic_fetch_add(&c->f[k].drains, 1, __ATOMIC_RELAXED);
+}
+
+static void __attribute__((noinline))
+put_slow(struct nvq_pool_cache *c, bool page, unsigned int n, void *const *va,
+	 const uint64_t *iova)
+{
+	struct free_part *f = &c->f[page];
+	uintptr_t mask = c->mask[page], old, cnt;
+	struct free_block *head = NULL, *tail = NULL, *b;
+	unsigned int i, m = 0;
+
+	/* Chain them first: one push for a command's blocks. */
+	for (i = n; i-- > 0;) {
+		b = va[i];
+		/* As nvq_dmapool_free(): a block is aligned to its size. */
+		if (unlikely(!b || ((uintptr_t)b & mask)))
+			continue;
+		b->iova = iova[i];
+		b->next = head;
+		head = b;
+		if (!tail)
+			tail = b;
+		m++;
+	}
+	if (unlikely(!m))
+		return;
+	old = __atomic_load_n(&f->stack, __ATOMIC_RELAXED);
+	do {
+		cnt = old & mask;
+		if (unlikely(cnt + m > c->cap[page])) {
+			cache_drain(c, page, head, tail, m);
+			return;
+		}
+		tail->next = (struct free_block *)(old & ~mask);
+		/* Release: the taker sees the chain; acquire: and the blocks
+		 * below it, pushed by other threads. */
+	} while (!__atomic_compare_exchange_n(
+		&f->stack, &old, (uintptr_t)head | (cnt + m), false,
+		__ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+}
+
+void nvq_pool_cache_put(struct nvq_pool_cache *c, bool page, unsigned int n,
+			void *const *va, const uint64_t *iova)
+{
+	struct free_part *f = &c->f[page];
+	uintptr_t mask = c->mask[page], old, cnt;
+	struct free_block *b = va[0];
+
+	/* The common case inline: one aligned block onto a stack with room. */
+	if (unlikely(n != 1 || !b || ((uintptr_t)b & mask))) {
+		put_slow(c, page, n, va, iova);
+		return;
+	}
+	b->iova = iova[0];
+	old = __atomic_load_n(&f->stack, __ATOMIC_RELAXED);
+	do {
+		cnt = old & mask;
+		if (unlikely(cnt >= c->cap[page])) {
+			cache_drain(c, page, b, b, 1);
+			return;
+		}
+		b->next = (struct free_block *)(old & ~mask);
+	} while (!__atomic_compare_exchange_n(
+		&f->stack, &old, (uintptr_t)b | (cnt + 1), false,
+		__ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
 }
 
 void nvq_pool_cache_free(struct nvq_pool_cache *c, bool page, void *vaddr,
 			 uint64_t iova)
 {
-	struct free_part *f = &c->f[page];
-	uintptr_t mask = c->mask[page], old, n;
-	struct free_block *b = vaddr;
-
-	/* As nvq_dmapool_free(): a block is aligned to its size. */
-	if (unlikely(!b || ((uintptr_t)b & mask)))
-		return;
-	b->iova = iova;
-	old = __atomic_load_n(&f->stack, __ATOMIC_RELAXED);
-	do {
-		n = old & mask;
-		if (unlikely(n >= c->cap[page])) {
-			cache_drain(c, page, b);
-			return;
-		}
-		b->next = (struct free_block *)(old & ~mask);
-		/* Release: the taker sees b's fields; acquire: and those of
-		 * the blocks below, pushed by other threads. */
-	} while (!__atomic_compare_exchange_n(
-		&f->stack, &old, (uintptr_t)b | (n + 1), false,
-		__ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	nvq_pool_cache_put(c, page, 1, &vaddr, &iova);
 }
 
 void nvq_pool_cache_stats(const struct nvq_pool_cache *c,
@@ -668,11 +792,17 @@ void nvq_pool_cache_stats(const struct nvq_pool_cache *c,
 	if (!c)
 		return;
 	for (k = 0; k < 2; k++) {
-		st->hits += READ_ONCE(c->a[k].hits);
-		st->recycles += READ_ONCE(c->a[k].recycles);
-		st->refills += READ_ONCE(c->a[k].refills);
+		uint64_t refills = READ_ONCE(c->a[k].refills);
+		uint64_t filled = READ_ONCE(c->a[k].filled);
+		uint64_t taken = READ_ONCE(c->a[k].taken);
+
+		/* The block taken right after a refill from the pool cost
+		 * the lock; every other one came from the cache. */
+		st->hits += taken - MIN(refills, taken);
+		st->recycles += READ_ONCE(c->recycles[k]);
+		st->refills += refills;
 		st->drains += READ_ONCE(c->f[k].drains);
-		st->cached += READ_ONCE(c->a[k].nlocal) +
+		st->cached += (filled > taken ? filled - taken : 0) +
 			      (READ_ONCE(c->f[k].stack) & c->mask[k]);
 	}
 	st->bypass = READ_ONCE(c->bypass);

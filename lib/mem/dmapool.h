@@ -206,6 +206,17 @@ void *nvq_pool_cache_alloc(struct nvq_pool_cache *cache, bool page,
 /* Any thread, no enter needed: give back a block of either pool. */
 void nvq_pool_cache_free(struct nvq_pool_cache *cache, bool page, void *vaddr,
 			 uint64_t iova);
+/*
+ * What the I/O path uses: all @n blocks of a command's list, enter and
+ * exit included. Returns @n, 0 when the pool is exhausted (nothing is
+ * taken), or -EBUSY when another thread is allocating from the shared
+ * queue's cache (counted as bypass: use the pool).
+ */
+int nvq_pool_cache_get(struct nvq_pool_cache *cache, bool page, unsigned int n,
+		       void **va, uint64_t *iova);
+/* Any thread: give back @n blocks of one pool with one push. */
+void nvq_pool_cache_put(struct nvq_pool_cache *cache, bool page, unsigned int n,
+			void *const *va, const uint64_t *iova);
 /* Read the counters (any thread; each is read once, not as a snapshot). */
 void nvq_pool_cache_stats(const struct nvq_pool_cache *cache,
 			  struct nvq_pool_cache_stats *st);

@@ -25,9 +25,8 @@ static void put_blocks(struct nvq_pools *pools, struct nvq_prp_lists *lists)
 	unsigned int i;
 
 	if (pools->cache)
-		for (i = 0; i < lists->nr; i++)
-			nvq_pool_cache_free(pools->cache, !lists->small,
-					    lists->va[i], lists->iova[i]);
+		nvq_pool_cache_put(pools->cache, !lists->small, lists->nr,
+				   lists->va, lists->iova);
 	else
 		for (i = 0; i < lists->nr; i++)
 			nvq_dmapool_free(pool, lists->va[i], lists->iova[i]);
@@ -42,23 +41,21 @@ static void put_blocks(struct nvq_pools *pools, struct nvq_prp_lists *lists)
 static bool get_blocks(struct nvq_pools *pools, struct nvq_dmapool *pool,
 		       unsigned int nr, struct nvq_prp_lists *lists)
 {
-	struct nvq_pool_cache *cache = pools->cache;
 	unsigned int i;
+	int got;
 
-	if (cache && nvq_pool_cache_enter(cache)) {
-		for (i = 0; i < nr; i++) {
-			lists->va[i] = nvq_pool_cache_alloc(
-				cache, !lists->small, &lists->iova[i]);
-			if (unlikely(!lists->va[i]))
-				break;
+	if (pools->cache) {
+		got = nvq_pool_cache_get(pools->cache, !lists->small, nr,
+					 lists->va, lists->iova);
+		if (likely(got >= 0)) {
+			lists->nr = (uint8_t)got;
+			return (unsigned int)got == nr;
 		}
-		nvq_pool_cache_exit(cache);
-	} else {
-		for (i = 0; i < nr; i++) {
-			lists->va[i] = nvq_dmapool_alloc(pool, &lists->iova[i]);
-			if (unlikely(!lists->va[i]))
-				break;
-		}
+	}
+	for (i = 0; i < nr; i++) {
+		lists->va[i] = nvq_dmapool_alloc(pool, &lists->iova[i]);
+		if (unlikely(!lists->va[i]))
+			break;
 	}
 	lists->nr = (uint8_t)i;
 	return i == nr;
