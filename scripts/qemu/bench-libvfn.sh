@@ -124,8 +124,13 @@ if [ -n "$rev" ]; then
 		touch "$gbuild/.exported"
 	fi
 fi
+# nvq_guest_build sets src and build (its arguments) for good: keep ours.
+mysrc=$src
+mybuild=$build
 nvq_guest_build "$nvqsrc" "$gbuild" >&2 ||
 	{ echo "bench-libvfn: building the guest failed" >&2; exit 1; }
+src=$mysrc
+build=$mybuild
 perf=$GUEST_BIN/tools/perf/nvq-perf
 if [ ! -x "$perf" ]; then
 	echo "bench-libvfn: nvq-perf did not build (see $gbuild/vfio-guest-build.log)" >&2
