@@ -14,6 +14,21 @@
  *
  *   bench-cost [--ios N] [--empty K] [--exclusive] [--uri URI]
  * Prints "ios N empty_polls E extra_empty K errors X".
+ *
+ * Built with COST_HARNESS (bench-cost-harness, tools/perf/meson.build) it
+ * runs nvq-perf's own job engine (tools/perf/job.c) instead of the loop
+ * above: the default job (4 KiB random reads, QD32, poll mode, the
+ * emulator's completion stamps on, as nvq-perf opens emu:) for N I/Os in
+ * this thread, so that bench/cost.py can tell the harness's instructions
+ * per I/O from the driver's. Polls that find nothing yield, as nvq-perf's
+ * do with more pollers than CPUs (valgrind runs one thread at a time).
+ *   bench-cost-harness [--ios N | --ms T] [--stall-ms T] [--uri URI]
+ * --ms: for T ms (nvq-perf's default job runs for a time, --time 5s)
+ * instead of N I/Os.
+ * --stall-ms: the device answers nothing (lat=1s); after the first QD
+ * submissions the job only polls, for T ms, then gives up (cost.py
+ * weighs one empty poll with two such runs).
+ * Prints "ios N reaps R submits S".
  */
 #include <sched.h>
 #include <stdio.h>
@@ -24,6 +39,132 @@
 
 #define QD 32
 #define BS 4096
+
+#ifdef COST_HARNESS
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "job.h"
+
+struct stall {
+	struct perf_shared *sh;
+	unsigned long ms;
+};
+
+/* --stall-ms: give up on the I/O in flight, as nvq-perf's monitor does. */
+static void *stall_end(void *arg)
+{
+	struct stall *st = arg;
+	struct timespec ts = { (time_t)(st->ms / 1000),
+			       (long)(st->ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+	atomic_store(&st->sh->stop, true);
+	atomic_store(&st->sh->abandon, true);
+	return NULL;
+}
+
+static int harness(int argc, char **argv)
+{
+	const char *uri = "emu:size=64M,idle_spin=10s,stamp=1,populate=1";
+	char *pargv[] = { "nvq-perf", NULL };
+	unsigned long ios = 100000, stall_ms = 0, ms = 0;
+	struct perf_shared sh = { 0 };
+	struct perf_target tgt = { 0 };
+	struct perf_phase ph = { 0 };
+	struct nvq_ns_info info;
+	struct perf_result res;
+	struct stall st;
+	struct perf_opts po;
+	struct perf_job job;
+	struct nvq_opts o;
+	struct nvq_ctrl *c;
+	pthread_t tid;
+	char err[512];
+	int a;
+
+	for (a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--ios") && a + 1 < argc)
+			ios = strtoul(argv[++a], NULL, 0);
+		else if (!strcmp(argv[a], "--ms") && a + 1 < argc)
+			ms = strtoul(argv[++a], NULL, 0);
+		else if (!strcmp(argv[a], "--stall-ms") && a + 1 < argc)
+			stall_ms = strtoul(argv[++a], NULL, 0);
+		else if (!strcmp(argv[a], "--uri") && a + 1 < argc)
+			uri = argv[++a];
+		else {
+			fprintf(stderr, "usage: bench-cost-harness [--ios N | "
+					"--ms T] [--stall-ms T] [--uri URI]\n");
+			return 2;
+		}
+	}
+	if (stall_ms)
+		uri = "emu:size=64M,idle_spin=10s,stamp=1,populate=1,lat=1s";
+	/* nvq-perf's defaults: randread, 4k, QD32, one thread, poll */
+	if (perf_opts_parse(&po, 1, pargv, err, sizeof(err))) {
+		fprintf(stderr, "bench-cost-harness: %s\n", err);
+		return 1;
+	}
+	po.configs[0].ios = ms ? 0 : ios;
+	nvq_opts_init(&o);
+	o.nr_queues = 1;
+	o.mode = po.configs[0].mode;
+	if (nvq_open(uri, &o, &c) || nvq_ns_info(c, 1, &info)) {
+		fprintf(stderr, "bench-cost-harness: %s: %s\n", uri,
+			nvq_errmsg());
+		return 1;
+	}
+	tgt.ctrl = c;
+	tgt.nsid = 1;
+	tgt.lba_size = info.lba_size;
+	tgt.bs = po.configs[0].bs;
+	tgt.nlb = (uint32_t)(tgt.bs / info.lba_size);
+	tgt.region_blocks = info.nlba * info.lba_size / tgt.bs;
+	tgt.run_id = 1;
+	tgt.stamped = true;
+	pthread_mutex_init(&sh.lock, NULL);
+	pthread_cond_init(&sh.cond, NULL);
+	sh.tgt = &tgt;
+	sh.phase = &ph;
+	ph.random = true;
+	ph.read_pct = 100;
+	ph.record = true;
+	ph.ios = stall_ms || ms ? 0 : ios;
+	ph.t_begin = perf_now();
+	ph.ramp_end = ph.t_begin;
+	/* --ms: the default job runs for a time, as --time does */
+	if (ms)
+		ph.deadline = ph.t_begin + ms * 1000000ull;
+	if (perf_job_init(&job, &sh, &po.configs[0], nvq_ctrl_queue(c, 0), 0, 1,
+			  err, sizeof(err))) {
+		fprintf(stderr, "bench-cost-harness: %s\n", err);
+		return 1;
+	}
+	job.yield_empty = true;
+	perf_job_rearm(&job);
+	if (stall_ms) {
+		st.sh = &sh;
+		st.ms = stall_ms;
+		pthread_create(&tid, NULL, stall_end, &st);
+	}
+	perf_job_main(&job);
+	if (stall_ms)
+		pthread_join(tid, NULL);
+	perf_result_init(&res);
+	perf_job_collect(&job, &res);
+	printf("ios %llu reaps %llu submits %llu errors %llu\n",
+	       (unsigned long long)perf_result_ios(&res),
+	       (unsigned long long)res.depths.completes,
+	       (unsigned long long)res.depths.submits,
+	       (unsigned long long)res.io_errors);
+	/* what is still in flight (--stall-ms) goes with the controller */
+	nvq_close(c);
+	perf_job_release(&job, false);
+	perf_opts_free(&po);
+	return res.io_errors ? 1 : 0;
+}
+#endif
 
 static unsigned int ready[QD], nready;
 static unsigned long errors;
@@ -45,6 +186,9 @@ int main(int argc, char **argv)
 	char *buf;
 	int a;
 
+#ifdef COST_HARNESS
+	return harness(argc, argv);
+#endif
 	nvq_opts_init(&o);
 	o.nr_queues = 1;
 	for (a = 1; a < argc; a++) {
