@@ -465,7 +465,11 @@ void nvq_queue_stats(const struct nvq_queue *q, struct nvq_queue_stats *st);
  * @NVQ_POOLS_KIND_NODE: the pools of the queue's NUMA node.
  * @NVQ_POOLS_KIND_DEVICE: one pool set for the whole device (the baseline
  *	a benchmark compares with; NVQ_PRP_POOLS=device).
- * @NVQ_POOLS_KIND_CACHE: the node's pools with a per-queue cache in front.
+ * @NVQ_POOLS_KIND_CACHE: the node's pools with a per-queue cache in front
+ *	(the default).
+ *
+ * The environment variable NVQ_PRP_POOLS=node|device|cache, read by
+ * nvq_open(), selects one: a benchmark knob (docs/numa.md).
  */
 enum nvq_pools_kind {
 	NVQ_POOLS_KIND_NODE = 0,

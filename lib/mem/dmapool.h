@@ -103,6 +103,7 @@ unsigned int nvq_dmapool_capacity(const struct nvq_dmapool *pool);
  *   NVQ_POOLS_DEVICE  one pool set for the whole device, on its node, as
  *                     Linux before 6.16: the baseline
  *   NVQ_POOLS_CACHE   per-node pool sets, and a per-queue cache in front
+ *                     (the default)
  */
 enum nvq_pools_mode {
 	NVQ_POOLS_NODE = 0,

@@ -216,7 +216,7 @@ int main(void)
 	struct nvq_ctrl *c;
 	struct nvq_opts o;
 
-	check_mode(NULL, NVQ_POOLS_KIND_NODE, false);
+	check_mode(NULL, NVQ_POOLS_KIND_CACHE, false);
 	check_mode("node", NVQ_POOLS_KIND_NODE, true);
 	check_mode("device", NVQ_POOLS_KIND_DEVICE, false);
 	check_mode("cache", NVQ_POOLS_KIND_CACHE, false);
