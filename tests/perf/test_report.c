@@ -39,9 +39,9 @@ static void fill(struct perf_result *r, const struct perf_config *cfg,
 	for (i = 0; i < 10000; i++) {
 		struct perf_dir_stats *d = &r->dir[i % 4 ? 0 : 1];
 
-		perf_hist_add(&d->slat, 100 + i % 50);
+		perf_stat_add(&d->slat, 100 + i % 50);
 		perf_hist_add(&d->clat, base + (i * 7919) % (base * 3));
-		perf_hist_add(&d->lat, base + 100 + (i * 7919) % (base * 3));
+		perf_stat_add(&d->lat, base + 100 + (i * 7919) % (base * 3));
 		d->ios++;
 		d->bytes += 4096;
 	}
@@ -139,9 +139,11 @@ static const char *json_check =
 	"  for l in (\"slat_ns\",\"clat_ns\",\"lat_ns\"):\n"
 	"    for k in (\"min\",\"max\",\"mean\",\"stddev\",\"N\"):\n"
 	"      assert k in r[l], (l,k)\n"
-	"    p=r[l][\"percentile\"]\n"
-	"    for k in (\"1.000000\",\"50.000000\",\"99.000000\",\"99.900000\",\"99.990000\"):\n"
-	"      assert k in p, k\n"
+	/* as fio by default: percentiles of clat only */
+	"  assert \"percentile\" not in r[\"slat_ns\"] and \"percentile\" not in r[\"lat_ns\"]\n"
+	"  p=r[\"clat_ns\"][\"percentile\"]\n"
+	"  for k in (\"1.000000\",\"50.000000\",\"99.000000\",\"99.900000\",\"99.990000\"):\n"
+	"    assert k in p, k\n"
 	"  assert r[\"io_bytes\"]==7500*4096, r[\"io_bytes\"]\n"
 	"  assert r[\"runtime\"]==2000\n"
 	"  assert abs(r[\"iops\"]-3750)<1e-6\n"

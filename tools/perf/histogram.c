@@ -66,14 +66,57 @@ void perf_hist_merge(struct perf_hist *dst, const struct perf_hist *src)
 		dst->bucket[i] += src->bucket[i];
 }
 
+void perf_stat_init(struct perf_stat *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->min = UINT64_MAX;
+}
+
+void perf_stat_merge(struct perf_stat *dst, const struct perf_stat *src)
+{
+	/* no early return on !n: uncounted values have none yet */
+	dst->n += src->n;
+	if (src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	dst->sum += src->sum;
+	dst->sumsq += src->sumsq;
+}
+
+void perf_hist_stat(const struct perf_hist *h, struct perf_stat *s)
+{
+	s->n = h->n;
+	s->min = h->min;
+	s->max = h->max;
+	s->sum = h->sum;
+	s->sumsq = h->sumsq;
+}
+
 double perf_hist_mean(const struct perf_hist *h)
+{
+	struct perf_stat s;
+
+	perf_hist_stat(h, &s);
+	return perf_stat_mean(&s);
+}
+
+double perf_hist_stddev(const struct perf_hist *h)
+{
+	struct perf_stat s;
+
+	perf_hist_stat(h, &s);
+	return perf_stat_stddev(&s);
+}
+
+double perf_stat_mean(const struct perf_stat *h)
 {
 	if (!h->n)
 		return 0;
 	return (double)((long double)h->sum / h->n);
 }
 
-double perf_hist_stddev(const struct perf_hist *h)
+double perf_stat_stddev(const struct perf_stat *h)
 {
 	unsigned __int128 a, b;
 	long double var;
@@ -81,8 +124,8 @@ double perf_hist_stddev(const struct perf_hist *h)
 	if (h->n < 2)
 		return 0;
 	/* n * sumsq - sum^2 is exact when it fits, which is the usual case. */
-	if (!__builtin_mul_overflow(h->sumsq, (unsigned __int128)h->n, &a) &&
-	    !__builtin_mul_overflow(h->sum, h->sum, &b)) {
+	b = (unsigned __int128)h->sum * h->sum;
+	if (!__builtin_mul_overflow(h->sumsq, (unsigned __int128)h->n, &a)) {
 		var = (long double)(a - b) / ((long double)h->n * (h->n - 1));
 	} else {
 		long double mean = (long double)h->sum / h->n;

@@ -6,7 +6,8 @@
  * so the relative error is at most 1/256 (0.4 %) from 1 ns up to 2^38 ns
  * (275 s); larger values share the last bucket. Memory is constant
  * (PERF_HIST_BUCKETS counters). Count, min, max, sum and sum of squares
- * are kept exactly, so mean and standard deviation are not estimates.
+ * are kept exactly (as in struct perf_stat), so mean and standard
+ * deviation are not estimates.
  */
 #ifndef NVQ_PERF_HISTOGRAM_H
 #define NVQ_PERF_HISTOGRAM_H
@@ -20,11 +21,69 @@
 	(2 * PERF_HIST_SUB + \
 	 (PERF_HIST_MAX_BITS - PERF_HIST_SUB_BITS - 1) * PERF_HIST_SUB)
 
+/*
+ * Exact count, min, max, sum and sum of squares of latencies, without
+ * buckets: what fio's JSON has for slat and lat (min, max, mean, stddev,
+ * N), at a fraction of a histogram's cost per value. The sum has 64 bits
+ * (exact up to 584 years of latencies added up), the sum of squares 128.
+ */
+struct perf_stat {
+	uint64_t n;
+	uint64_t min; /* UINT64_MAX while empty */
+	uint64_t max;
+	uint64_t sum;
+	unsigned __int128 sumsq;
+};
+
+/* Empty @s. */
+void perf_stat_init(struct perf_stat *s);
+
+/*
+ * Record one value (ns) but not its count: for values recorded beside a
+ * histogram's, whose count is theirs too (the caller sets @n later).
+ */
+static inline void perf_stat_add_uncounted(struct perf_stat *s, uint64_t v)
+{
+	if (v < s->min)
+		s->min = v;
+	if (v > s->max)
+		s->max = v;
+	s->sum += v;
+	s->sumsq += (unsigned __int128)v * v;
+}
+
+/*
+ * ... and not its sum either: for a value that is the sum of two others
+ * recorded with theirs (lat = slat + clat), whose sums add up to its.
+ */
+static inline void perf_stat_add_unsummed(struct perf_stat *s, uint64_t v)
+{
+	if (v < s->min)
+		s->min = v;
+	if (v > s->max)
+		s->max = v;
+	s->sumsq += (unsigned __int128)v * v;
+}
+
+/* Record one value (ns). */
+static inline void perf_stat_add(struct perf_stat *s, uint64_t v)
+{
+	s->n++;
+	perf_stat_add_uncounted(s, v);
+}
+
+/* Add @src into @dst. */
+void perf_stat_merge(struct perf_stat *dst, const struct perf_stat *src);
+
+/* Exact mean, and sample standard deviation (n - 1); 0 when undefined. */
+double perf_stat_mean(const struct perf_stat *s);
+double perf_stat_stddev(const struct perf_stat *s);
+
 struct perf_hist {
 	uint64_t n;
 	uint64_t min; /* UINT64_MAX while empty */
 	uint64_t max;
-	unsigned __int128 sum;
+	uint64_t sum; /* as perf_stat's */
 	unsigned __int128 sumsq;
 	uint64_t bucket[PERF_HIST_BUCKETS];
 };
@@ -53,25 +112,27 @@ extern const char *const perf_fio_lat_label[PERF_FIO_LAT_NR];
 /* Empty @h. */
 void perf_hist_init(struct perf_hist *h);
 
-/* Bucket index of value @v. */
+/*
+ * Bucket index of value @v, without branches: with s = the bit length of
+ * @v less 8 (0 for values below 256), the index is s * 128 + (v >> s);
+ * values from 2^38 on share the last bucket.
+ */
 static inline unsigned int perf_hist_index(uint64_t v)
 {
-	unsigned int k;
+	int s = 64 - __builtin_clzll(v | 1) - (PERF_HIST_SUB_BITS + 1);
+	uint64_t i;
 
-	if (v < 2 * PERF_HIST_SUB)
-		return (unsigned int)v;
-	k = 63 - (unsigned int)__builtin_clzll(v);
-	if (k >= PERF_HIST_MAX_BITS)
-		return PERF_HIST_BUCKETS - 1;
-	return 2 * PERF_HIST_SUB +
-	       (k - PERF_HIST_SUB_BITS - 1) * PERF_HIST_SUB +
-	       (unsigned int)(v >> (k - PERF_HIST_SUB_BITS)) - PERF_HIST_SUB;
+	s = s < 0 ? 0 : s;
+	i = ((uint64_t)s << PERF_HIST_SUB_BITS) + (v >> s);
+	return i < PERF_HIST_BUCKETS ? (unsigned int)i : PERF_HIST_BUCKETS - 1;
 }
 
-/* Record one value (ns). Constant time, no allocation. */
-static inline void perf_hist_add(struct perf_hist *h, uint64_t v)
+/*
+ * Record one value (ns) but not its count (the caller adds a batch's
+ * count to @n at once). Constant time, no allocation.
+ */
+static inline void perf_hist_add_uncounted(struct perf_hist *h, uint64_t v)
 {
-	h->n++;
 	if (v < h->min)
 		h->min = v;
 	if (v > h->max)
@@ -79,6 +140,13 @@ static inline void perf_hist_add(struct perf_hist *h, uint64_t v)
 	h->sum += v;
 	h->sumsq += (unsigned __int128)v * v;
 	h->bucket[perf_hist_index(v)]++;
+}
+
+/* Record one value (ns). */
+static inline void perf_hist_add(struct perf_hist *h, uint64_t v)
+{
+	h->n++;
+	perf_hist_add_uncounted(h, v);
 }
 
 /* Smallest and largest value bucket @idx holds. */
@@ -90,6 +158,9 @@ void perf_hist_merge(struct perf_hist *dst, const struct perf_hist *src);
 /* Exact mean, and sample standard deviation (n - 1); 0 when undefined. */
 double perf_hist_mean(const struct perf_hist *h);
 double perf_hist_stddev(const struct perf_hist *h);
+
+/* @h's count, min, max, sum and sum of squares as a perf_stat. */
+void perf_hist_stat(const struct perf_hist *h, struct perf_stat *s);
 
 /*
  * 1-based rank of percentile @pct among @n sorted values, as fio and the

@@ -26,6 +26,7 @@
  */
 static __thread struct perf_job *this_job;
 
+/* Seeds: splitmix64 spreads neighbouring seeds apart. */
 static uint64_t splitmix64(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -33,6 +34,20 @@ static uint64_t splitmix64(uint64_t *s)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+/*
+ * Each lane's draws: wyrand (Wang Yi, wyhash's generator; passes
+ * BigCrush and PractRand) is a Weyl sequence and one 64x64->128 multiply,
+ * a third of splitmix64's instructions on the hot path.
+ */
+static inline uint64_t lane_rand(uint64_t *s)
+{
+	unsigned __int128 m;
+
+	*s += 0xa0761d6478bd642full;
+	m = (unsigned __int128)*s * (*s ^ 0xe7037ed1a0b428dbull);
+	return (uint64_t)(m >> 64) ^ (uint64_t)m;
 }
 
 /* Uniform in [0, n) without division (Lemire's multiply-shift). */
@@ -136,7 +151,8 @@ static void sleep_until(uint64_t until)
  * think time included) nor the job's next rate slot; that time goes into
  * l->due. False when the phase is over for the lane.
  */
-static bool lane_next(struct perf_job *j, struct perf_lane *l, uint64_t now)
+static bool lane_next_full(struct perf_job *j, struct perf_lane *l,
+			   uint64_t now)
 {
 	const struct perf_phase *ph = j->sh->phase;
 	const struct perf_target *t = j->sh->tgt;
@@ -159,7 +175,7 @@ static bool lane_next(struct perf_job *j, struct perf_lane *l, uint64_t now)
 		    limit)
 		return false;
 	if (ph->random) {
-		block = bounded(splitmix64(&l->rng), t->region_blocks);
+		block = bounded(lane_rand(&l->rng), t->region_blocks);
 	} else {
 		uint64_t c = atomic_fetch_add_explicit(&j->cursor, 1,
 						       memory_order_relaxed);
@@ -174,9 +190,9 @@ static bool lane_next(struct perf_job *j, struct perf_lane *l, uint64_t now)
 	else if (!ph->read_pct)
 		write = true;
 	else
-		write = splitmix64(&l->rng) % 100 >= ph->read_pct;
+		write = lane_rand(&l->rng) % 100 >= ph->read_pct;
 	l->slba = t->region_lba + block * t->nlb;
-	l->write = write;
+	__atomic_store_n(&l->write, write, __ATOMIC_RELAXED);
 	l->measured = measured;
 	if (write && ph->verify_fill) {
 		uint64_t seq = ((uint64_t)j->index << 48) |
@@ -187,6 +203,46 @@ static bool lane_next(struct perf_job *j, struct perf_lane *l, uint64_t now)
 				 t->run_id);
 	}
 	return true;
+}
+
+/*
+ * lane_next_full() for a plain phase (j->plain: random offsets, one
+ * direction, every I/O measured, no pacing, no verify, no replay): only
+ * what such a phase needs. l->write and l->measured are the phase's,
+ * set by perf_job_rearm().
+ */
+static inline __attribute__((always_inline)) bool
+lane_next_plain(struct perf_job *j, struct perf_lane *l, uint64_t now,
+		uint64_t limit)
+{
+	/* A stop (sh->stop) retires the lane in submit_ready(). */
+	if (now >= j->deadline)
+		return false;
+	if (limit && atomic_fetch_add_explicit(&j->claimed, 1,
+					       memory_order_relaxed) >= limit)
+		return false;
+	l->slba = j->region_lba +
+		  bounded(lane_rand(&l->rng), j->region_blocks) * j->nlb;
+	return true;
+}
+
+/*
+ * finish_reaped()'s hot path: the reaped lanes of a plain phase on the
+ * job's own queue (all @j's), their completions seen at @t2, before the
+ * deadline. Per I/O: one histogram (clat), exact slat and lat, and every
+ * PERF_DEVTIME_EVERY-th the emulator's stamps. @limited: --ios, a
+ * constant where it is inlined. Returns the ready list, @ready behind.
+ */
+static inline __attribute__((always_inline)) struct perf_lane *
+finish_plain(struct perf_job *j, struct perf_lane *l, struct perf_lane *ready,
+	     uint64_t t2, const bool limited);
+
+static inline __attribute__((always_inline)) bool
+lane_next(struct perf_job *j, struct perf_lane *l, uint64_t now)
+{
+	if (__builtin_expect(!j->plain, 0))
+		return lane_next_full(j, l, now);
+	return lane_next_plain(j, l, now, j->limit);
 }
 
 static void retire(struct perf_job *j)
@@ -216,15 +272,68 @@ static void record_error(struct perf_job *j, struct perf_job_ctx *ctx,
 }
 
 /*
- * Account the finished I/O of lane @l in @ctx and choose its next one.
- * Returns true when the lane has a new I/O to submit.
+ * The emulator's stamps of one I/O in PERF_DEVTIME_EVERY: device time and
+ * host overhead (devtime.h).
+ */
+static void sample_devtime(const struct perf_job *j, const struct perf_lane *l,
+			   struct perf_job_ctx *ctx, struct perf_dir_stats *d,
+			   uint64_t t2)
+{
+	uint64_t host, dev;
+
+	ctx->stamp_left = PERF_DEVTIME_EVERY;
+	if (!j->sh->tgt->stamped)
+		return;
+	if (perf_devtime_split(l->t0, l->t1, t2, l->dw1, &host, &dev)) {
+		perf_hist_add(&d->host, host);
+		perf_hist_add(&d->dev, dev);
+	} else {
+		d->bad_stamps++;
+	}
+}
+
+/*
+ * The CPU of one completion in PERF_CPU_EVERY, counting for all of them:
+ * where completions run, the CPU whose idle states matter.
+ */
+static void sample_cpu(struct perf_job_ctx *ctx)
+{
+	int cpu = sched_getcpu();
+
+	ctx->cpu_left = PERF_CPU_EVERY;
+	if ((unsigned int)cpu < PERF_CPL_CPUS)
+		ctx->cpl_cpu[cpu] += PERF_CPU_EVERY;
+}
+
+/* --verify: check what lane @l read. */
+static void verify_read(const struct perf_job *j, const struct perf_lane *l,
+			struct perf_job_ctx *ctx)
+{
+	const struct perf_target *t = j->sh->tgt;
+	struct perf_vfail f;
+	unsigned int bad;
+
+	bad = perf_verify_check(l->buf, t->lba_size, t->nlb, l->slba,
+				j->sh->phase->check_run_id, &f);
+	ctx->verify_blocks += t->nlb;
+	if (bad) {
+		ctx->verify_bad += bad;
+		if (ctx->nr_vfail < PERF_MAX_VFAIL)
+			ctx->vfail[ctx->nr_vfail++] = f;
+	}
+}
+
+/*
+ * Account the finished I/O of lane @l in @ctx, its completion seen at
+ * @t2, and choose its next one. Returns true when the lane has a new I/O
+ * to submit. The hot path: one histogram (clat), exact slat and lat.
  */
 static bool finish_io(struct perf_job *j, struct perf_lane *l,
-		      struct perf_job_ctx *ctx)
+		      struct perf_job_ctx *ctx, uint64_t t2)
 {
 	const struct perf_phase *ph = j->sh->phase;
-	const struct perf_target *t = j->sh->tgt;
-	uint64_t end = l->t2 > l->t1 ? l->t2 : l->t1;
+	/* thread mode: the callback may run before the submitter's t1 */
+	uint64_t end = t2 > l->t1 ? t2 : l->t1;
 
 	/*
 	 * Given up on: reported as stuck and not counted, whether
@@ -232,55 +341,34 @@ static bool finish_io(struct perf_job *j, struct perf_lane *l,
 	 */
 	if (abandoned(j))
 		return false;
-	if (l->err) {
+	if (__builtin_expect(l->err != 0, 0)) {
 		record_error(j, ctx, "", l, l->err,
 			     l->err == -EIO ? nvq_status_str(l->status) :
 					      strerror(-l->err));
 		return false;
 	}
-	if (ph->record && l->measured) {
+	/* measured implies ph->record */
+	if (l->measured) {
 		struct perf_dir_stats *d = &ctx->dir[l->write];
 
-		perf_hist_add(&d->slat, l->t1 - l->t0);
+		perf_stat_add_uncounted(&d->slat, l->t1 - l->t0);
 		perf_hist_add(&d->clat, end - l->t1);
-		perf_hist_add(&d->lat, end - l->t0);
-		if (t->stamped) {
-			uint64_t host, dev;
-
-			if (perf_devtime_split(l->t0, l->t1, l->t2, l->dw1,
-					       &host, &dev)) {
-				perf_hist_add(&d->host, host);
-				perf_hist_add(&d->dev, dev);
-			} else {
-				d->bad_stamps++;
-			}
-		}
-		d->ios++;
-		d->bytes += t->bs;
+		perf_stat_add_unsummed(&d->lat, end - l->t0);
+		if (__builtin_expect(!--ctx->stamp_left, 0))
+			sample_devtime(j, l, ctx, d, t2);
+		/* One writer; the monitor reads it for its samples. */
+		__atomic_store_n(&d->ios, d->clat.n, __ATOMIC_RELAXED);
 		if (end > ctx->last_done)
 			ctx->last_done = end;
-		atomic_fetch_add_explicit(&j->done_ios, 1,
-					  memory_order_relaxed);
-		atomic_fetch_add_explicit(&j->done_bytes[l->write], t->bs,
-					  memory_order_relaxed);
 	}
-	if (!l->write && ph->verify_check) {
-		struct perf_vfail f;
-		unsigned int bad;
-
-		bad = perf_verify_check(l->buf, t->lba_size, t->nlb, l->slba,
-					ph->check_run_id, &f);
-		ctx->verify_blocks += t->nlb;
-		if (bad) {
-			ctx->verify_bad += bad;
-			if (ctx->nr_vfail < PERF_MAX_VFAIL)
-				ctx->vfail[ctx->nr_vfail++] = f;
-		}
-	}
+	if (__builtin_expect(ph->verify_check, 0) && !l->write)
+		verify_read(j, l, ctx);
 	return lane_next(j, l, end + ph->think_ns);
 }
 
 static void io_done(void *arg, const struct nvq_cpl *cpl);
+static void io_done_racy(void *arg, const struct nvq_cpl *cpl);
+static void io_done_thread(void *arg, const struct nvq_cpl *cpl);
 
 /*
  * fio's iodepth_level and iodepth_submit: a batch of @n submissions, @nm
@@ -318,24 +406,28 @@ static void note_reaped(struct perf_job *j, unsigned int n)
 	dp->completes++;
 }
 
-/* Start lane @l's prepared I/O: 0, -EAGAIN, or another negative errno. */
-static int lane_submit(struct perf_job *j, struct perf_lane *l,
-		       unsigned int flags)
+/*
+ * Start lane @l's prepared I/O with @t0 as its start: 0, -EAGAIN, or
+ * another negative errno. On success l->t1 is when the call returned.
+ */
+static inline __attribute__((always_inline)) int
+lane_submit(struct perf_job *j, struct perf_lane *l, unsigned int flags,
+	    uint64_t t0, bool racy)
 {
 	const struct perf_target *t = j->sh->tgt;
 	int rc;
 
-	atomic_store_explicit(&l->parts, 2, memory_order_relaxed);
-	l->t0 = perf_now();
-	atomic_store_explicit(&l->inflight_since, (l->t0 & ~1ull) | l->write,
-			      memory_order_relaxed);
+	if (racy)
+		atomic_store_explicit(&l->parts, 2, memory_order_relaxed);
+	l->t0 = t0;
+	atomic_store_explicit(&l->inflight_since, t0, memory_order_relaxed);
 	if (l->write)
 		rc = nvq_write(j->q, t->nsid, l->buf, l->slba, t->nlb, flags,
-			       io_done, l);
+			       j->cb, l);
 	else
 		rc = nvq_read(j->q, t->nsid, l->buf, l->slba, t->nlb, flags,
-			      io_done, l);
-	if (rc) {
+			      j->cb, l);
+	if (__builtin_expect(rc != 0, 0)) {
 		atomic_store_explicit(&l->inflight_since, 0,
 				      memory_order_relaxed);
 		return rc;
@@ -344,7 +436,10 @@ static int lane_submit(struct perf_job *j, struct perf_lane *l,
 	return 0;
 }
 
-/* Drop the submitter's reference; true when the callback already ran. */
+/*
+ * Drop the submitter's reference; true when the callback already ran
+ * (another thread's, before the submitter took t1: j->racy only).
+ */
 static bool submitter_last(struct perf_lane *l)
 {
 	return atomic_fetch_sub_explicit(&l->parts, 1, memory_order_acq_rel) ==
@@ -402,7 +497,7 @@ static bool drive(struct perf_job *j, struct perf_lane *l,
 			push_delayed(j, l);
 			return true;
 		}
-		rc = lane_submit(j, l, 0);
+		rc = lane_submit(j, l, 0, perf_now(), true);
 		if (rc == -EAGAIN) {
 			if (job_thread && !nvq_queue_inflight(j->q)) {
 				submit_failed(j, l, ctx, rc);
@@ -419,97 +514,373 @@ static bool drive(struct perf_job *j, struct perf_lane *l,
 		note_submitted(j, ctx, 1, l->measured, !job_thread);
 		if (!submitter_last(l))
 			return true;
-		if (!finish_io(j, l, ctx)) {
+		/* the callback ran first: its time was later than t1 */
+		if (!finish_io(j, l, ctx, l->t2)) {
 			retire(j);
 			return true;
 		}
 	}
 }
 
+/* What every callback keeps of the completion (valid in the call only). */
+static inline void take_cpl(struct perf_lane *l, const struct nvq_cpl *cpl)
+{
+	atomic_store_explicit(&l->inflight_since, 0, memory_order_relaxed);
+	/* l->err is 0 while the lane is in use: a failed one retires */
+	if (__builtin_expect(cpl->err != 0, 0)) {
+		l->err = cpl->err;
+		l->status = cpl->status;
+	}
+	l->dw1 = cpl->dw1;
+}
+
+/* A failed I/O: finish_reaped() takes these the long way. */
+static void __attribute__((noinline, cold))
+reaped_failed(struct perf_job *owner, struct perf_lane *l)
+{
+	l->next = owner->failed;
+	owner->failed = l;
+}
+
+/* nvq_close() cancelled a lane's I/O: given up on. */
+static void __attribute__((noinline, cold)) cancelled(struct perf_job *j)
+{
+	retire(j);
+}
+
+/*
+ * Poll / wait mode: the lane goes to the list of the job thread that
+ * reaped it (this_job; with --shared-queue maybe not the lane's own) and
+ * is finished after the reaping call returns, all of its completions at
+ * one time (finish_reaped()), as fio takes one time per batch of events.
+ */
+static inline void reaped(struct perf_job *j, struct perf_lane *l)
+{
+	struct perf_job *owner = this_job;
+
+	if (__builtin_expect(!owner, 0)) {
+		cancelled(j);
+		return;
+	}
+	if (__builtin_expect(l->err != 0, 0)) {
+		reaped_failed(owner, l);
+		return;
+	}
+	l->next = owner->done;
+	owner->done = l;
+}
+
+/* io_done()'s rare cases: a failed I/O, or nvq_close() cancelling. */
+static void __attribute__((noinline, cold))
+io_done_slow(struct perf_lane *l, const struct nvq_cpl *cpl)
+{
+	take_cpl(l, cpl);
+	reaped(l->job, l);
+}
+
+/*
+ * Poll / wait mode, the lanes of one thread: the callback cannot run
+ * before the submitter is done with the lane. The hot path: two stores
+ * and a push.
+ */
 static void io_done(void *arg, const struct nvq_cpl *cpl)
 {
 	struct perf_lane *l = arg;
-	struct perf_job *j = l->job;
-	struct perf_job_ctx *ctx;
-	int cpu = sched_getcpu(); /* glibc reads it from rseq: cheap */
+	struct perf_job *owner = this_job;
 
-	l->t2 = perf_now();
-	atomic_store_explicit(&l->inflight_since, 0, memory_order_relaxed);
-	l->err = cpl->err;
-	l->status = cpl->status;
-	l->dw1 = cpl->dw1;
-	/* By thread, not by mode: each context has one writer. */
-	ctx = this_job ? &this_job->ctx[0] : &j->ctx[1];
-	/* Where completions run: the CPU whose idle states matter (not
-	 * nvq_close() cancelling what was given up on). */
-	if ((unsigned int)cpu < PERF_CPL_CPUS && !abandoned(j))
-		ctx->cpl_cpu[cpu]++;
-	if (atomic_fetch_sub_explicit(&l->parts, 1, memory_order_acq_rel) != 1)
-		return; /* the submitter finishes it */
-	if (j->threaded) {
-		if (finish_io(j, l, ctx))
-			drive(j, l, ctx, false);
-		else
-			retire(j);
+	if (__builtin_expect(cpl->err != 0 || !owner, 0)) {
+		io_done_slow(l, cpl);
 		return;
 	}
-	if (finish_io(j, l, ctx)) {
-		/* nvq_close() may cancel from the main thread: j's list. */
-		struct perf_job *owner = this_job ? this_job : j;
+	atomic_store_explicit(&l->inflight_since, 0, memory_order_relaxed);
+	l->dw1 = cpl->dw1;
+	l->next = owner->done;
+	owner->done = l;
+}
 
-		l->next = owner->ready;
-		owner->ready = l;
-	} else {
+/* Poll / wait mode with --shared-queue: another thread's callback may
+ * come first; the last of the two references finishes the lane. */
+static void io_done_racy(void *arg, const struct nvq_cpl *cpl)
+{
+	struct perf_lane *l = arg;
+
+	take_cpl(l, cpl);
+	if (atomic_fetch_sub_explicit(&l->parts, 1, memory_order_acq_rel) != 1)
+		return; /* the submitter finishes it */
+	reaped(l->job, l);
+}
+
+/* Thread mode: the completion thread finishes the lane and resubmits. */
+static void io_done_thread(void *arg, const struct nvq_cpl *cpl)
+{
+	struct perf_lane *l = arg;
+	struct perf_job *j = l->job;
+	/* By thread, not by mode: each context has one writer. */
+	struct perf_job_ctx *ctx = this_job ? &this_job->ctx[0] : &j->ctx[1];
+
+	take_cpl(l, cpl);
+	/* no batch here: the callback takes its own time */
+	l->t2 = perf_now();
+	if (!--ctx->cpu_left && !abandoned(j))
+		sample_cpu(ctx);
+	if (atomic_fetch_sub_explicit(&l->parts, 1, memory_order_acq_rel) != 1)
+		return; /* the submitter finishes it */
+	if (finish_io(j, l, ctx, l->t2))
+		drive(j, l, ctx, false);
+	else
 		retire(j);
+}
+
+/*
+ * Poll / wait mode: what the last nvq_poll() / nvq_wait() reaped, its
+ * completions seen now (one clock read for all), goes to the ready list
+ * with its next I/O. What makes an I/O take finish_io()'s long way is
+ * looked at once per batch; the rest is the hot path: per I/O one
+ * histogram (clat), exact slat and lat, and every PERF_DEVTIME_EVERY-th
+ * the emulator's stamps. The completion CPU is sampled per batch.
+ */
+static inline __attribute__((always_inline)) struct perf_lane *
+finish_plain(struct perf_job *j, struct perf_lane *l, struct perf_lane *ready,
+	     uint64_t t2, const bool limited)
+{
+	struct perf_job_ctx *ctx = &j->ctx[0];
+	/* a plain phase has one direction */
+	struct perf_dir_stats *ds = &ctx->dir[j->plain_write];
+	const uint64_t lba = j->region_lba, blocks = j->region_blocks;
+	const uint64_t limit = j->limit;
+	const uint32_t nlb = j->nlb;
+	unsigned int stamp = ctx->stamp_left;
+	struct perf_lane *next;
+	uint64_t n = 0;
+
+	for (; l; l = next, n++) {
+		next = l->next;
+		/* measured, and no submit call outlasted its callback */
+		perf_stat_add_uncounted(&ds->slat, l->t1 - l->t0);
+		perf_hist_add_uncounted(&ds->clat, t2 - l->t1);
+		perf_stat_add_unsummed(&ds->lat, t2 - l->t0);
+		if (__builtin_expect(!--stamp, 0)) {
+			sample_devtime(j, l, ctx, ds, t2);
+			stamp = PERF_DEVTIME_EVERY;
+		}
+		/* lane_next_plain(), the deadline looked at per batch */
+		if (limited &&
+		    atomic_fetch_add_explicit(&j->claimed, 1,
+					      memory_order_relaxed) >= limit) {
+			retire(j);
+			continue;
+		}
+		l->slba = lba + bounded(lane_rand(&l->rng), blocks) * nlb;
+		l->next = ready;
+		ready = l;
+	}
+	ctx->stamp_left = stamp;
+	ds->clat.n += n;
+	return ready;
+}
+
+/*
+ * Poll / wait mode: what the last nvq_poll() / nvq_wait() reaped, its
+ * completions seen now (one clock read for all), goes to the ready list
+ * with its next I/O. What makes an I/O take finish_io()'s long way is
+ * looked at once per batch; failures were put aside by the callback. The
+ * completion CPU is sampled per batch.
+ */
+static void finish_reaped(struct perf_job *j)
+{
+	struct perf_job_ctx *ctx = &j->ctx[0];
+	struct perf_lane *l = j->done, *next, *ready = j->ready;
+	uint64_t seen = ctx->dir[0].clat.n + ctx->dir[1].clat.n;
+	unsigned int n = 0, d;
+	uint64_t t2;
+
+	if (!l && !j->failed)
+		return;
+	j->done = NULL;
+	t2 = perf_now();
+	/* failures first: errors retire their lanes (record_error()) */
+	for (next = j->failed, j->failed = NULL; next; n++) {
+		struct perf_lane *f = next;
+
+		next = f->next;
+		finish_io(f->job, f, ctx, t2);
+		retire(f->job);
+	}
+	/* every job of the run has the same phase, abandon flag, deadline */
+	if (__builtin_expect(!j->plain || j->racy || abandoned(j), 0) ||
+	    t2 >= j->deadline) {
+		for (; l; l = next, n++) {
+			next = l->next;
+			if (finish_io(l->job, l, ctx, t2)) {
+				l->next = ready;
+				ready = l;
+			} else {
+				retire(l->job);
+			}
+		}
+	} else {
+		struct perf_hist *h = &ctx->dir[j->plain_write].clat;
+		uint64_t before = h->n;
+
+		ready = j->limit ? finish_plain(j, l, ready, t2, true) :
+				   finish_plain(j, l, ready, t2, false);
+		n += (unsigned int)(h->n - before);
+	}
+	j->ready = ready;
+	if (ctx->dir[0].clat.n + ctx->dir[1].clat.n != seen) {
+		ctx->last_done = t2;
+		/* one writer; the monitor reads them for its samples */
+		for (d = 0; d < PERF_NR_DIRS; d++)
+			__atomic_store_n(&ctx->dir[d].ios, ctx->dir[d].clat.n,
+					 __ATOMIC_RELAXED);
+	}
+	/*
+	 * The completion CPU, one look per PERF_CPU_EVERY completions: the
+	 * batch's all ran here, so the look counts for the samples due in it.
+	 */
+	if (ctx->cpu_left > n) {
+		ctx->cpu_left -= n;
+	} else {
+		unsigned int past = n - ctx->cpu_left;
+		int cpu = sched_getcpu();
+
+		ctx->cpu_left = PERF_CPU_EVERY - past % PERF_CPU_EVERY;
+		if ((unsigned int)cpu < PERF_CPL_CPUS)
+			ctx->cpl_cpu[cpu] +=
+				(1 + past / PERF_CPU_EVERY) * PERF_CPU_EVERY;
 	}
 }
 
-/* Poll / wait mode: submit the ready lanes as one doorbell batch. */
+/* One submission of submit_plain_dir(), started at @t0. */
+static inline __attribute__((always_inline)) int
+submit_plain_one(struct nvq_queue *q, uint32_t nsid, uint32_t nlb, nvq_cb cb,
+		 struct perf_lane *l, unsigned int flags, uint64_t t0,
+		 const bool write)
+{
+	l->t0 = t0;
+	atomic_store_explicit(&l->inflight_since, t0, memory_order_relaxed);
+	if (write)
+		return nvq_write(q, nsid, l->buf, l->slba, nlb, flags, cb, l);
+	return nvq_read(q, nsid, l->buf, l->slba, nlb, flags, cb, l);
+}
+
+/*
+ * submit_ready()'s hot path: a plain phase (lane_next_plain()) on the
+ * job's own queue without pacing. Every lane goes, all but the last with
+ * NVQ_IO_MORE; the return of one submit call is the start of the next
+ * (one clock read each). @write is the phase's direction, a constant
+ * where it is inlined.
+ */
+static inline __attribute__((always_inline)) void
+submit_plain_dir(struct perf_job *j, struct perf_lane *l, uint64_t t,
+		 const bool write)
+{
+	struct perf_job_ctx *ctx = &j->ctx[0];
+	struct nvq_queue *q = j->q;
+	const uint32_t nsid = j->sh->tgt->nsid, nlb = j->nlb;
+	const nvq_cb cb = j->cb;
+	bool unkicked = false;
+	unsigned int n = 0;
+	struct perf_lane *next;
+
+	for (; l; l = next) {
+		unsigned int more;
+		int rc;
+
+		next = l->next;
+		more = next ? NVQ_IO_MORE : 0;
+		rc = submit_plain_one(q, nsid, nlb, cb, l, more, t, write);
+		if (__builtin_expect(rc != 0, 0)) {
+			atomic_store_explicit(&l->inflight_since, 0,
+					      memory_order_relaxed);
+			if (rc == -EAGAIN &&
+			    (nvq_queue_inflight(q) || unkicked)) {
+				/* the rest waits for completions */
+				j->ready = l;
+				break;
+			}
+			submit_failed(j, l, ctx, rc);
+			continue;
+		}
+		t = perf_now();
+		l->t1 = t;
+		/* the doorbell waits while MORE */
+		unkicked = next;
+		n++;
+	}
+	if (unkicked)
+		nvq_queue_kick(q);
+	note_submitted(j, ctx, n, n, false);
+}
+
+static void submit_plain(struct perf_job *j, struct perf_lane *list, uint64_t t)
+{
+	if (j->plain_write)
+		submit_plain_dir(j, list, t, true);
+	else
+		submit_plain_dir(j, list, t, false);
+}
+
 static void submit_ready(struct perf_job *j)
 {
 	struct perf_job_ctx *ctx = &j->ctx[0];
-	bool unkicked = false, pace = paced(j);
-	uint64_t now = pace ? perf_now() : 0;
+	struct perf_lane *l, *list = j->ready;
+	/* the same for every job of the run */
+	const bool racy = j->racy, pace = paced(j);
+	bool unkicked = false;
+	uint64_t now, t;
 	unsigned int n = 0, nm = 0;
-	struct perf_lane *l;
 
-	while ((l = j->ready)) {
+	if (!list)
+		return;
+	j->ready = NULL;
+	if (stopped(j)) { /* sh->stop: every job's */
+		for (; list; list = l) {
+			l = list->next;
+			retire(list->job);
+		}
+		return;
+	}
+	now = perf_now();
+	t = now;
+	if (!pace && !racy && j->plain) {
+		submit_plain(j, list, t);
+		return;
+	}
+	while ((l = list)) {
 		/* Another job's lane with --shared-queue (see this_job). */
 		struct perf_job *lj = l->job;
 		unsigned int flags;
 		int rc;
 
-		j->ready = l->next;
-		if (stopped(lj)) {
-			retire(lj);
-			continue;
-		}
+		list = l->next;
 		if (pace && l->due > now && j->nr_delayed < j->cap_delayed) {
 			delay_push(j, l);
 			continue;
 		}
-		flags = j->ready ? NVQ_IO_MORE : 0;
-		rc = lane_submit(lj, l, flags);
-		if (rc == -EAGAIN) {
-			if (!nvq_queue_inflight(j->q) && !unkicked) {
-				submit_failed(lj, l, ctx, rc);
-				continue;
+		flags = list ? NVQ_IO_MORE : 0;
+		rc = lane_submit(lj, l, flags, t, racy);
+		if (__builtin_expect(rc != 0, 0)) {
+			if (rc == -EAGAIN &&
+			    (nvq_queue_inflight(j->q) || unkicked)) {
+				/* the rest waits for completions to free
+				 * slots */
+				l->next = list;
+				j->ready = l;
+				break;
 			}
-			l->next = j->ready;
-			j->ready = l;
-			break;
-		}
-		if (rc) {
 			submit_failed(lj, l, ctx, rc);
 			continue;
 		}
-		unkicked = flags & NVQ_IO_MORE;
+		t = l->t1;
+		unkicked = flags;
 		n++;
 		nm += l->measured;
-		if (submitter_last(l)) {
-			if (finish_io(lj, l, ctx)) {
-				l->next = j->ready;
-				j->ready = l;
+		if (racy && submitter_last(l)) {
+			/* another thread's poll ran the callback already */
+			if (finish_io(lj, l, ctx, perf_now())) {
+				l->next = list;
+				list = l;
 			} else {
 				retire(lj);
 			}
@@ -588,6 +959,7 @@ static void run_reaping(struct perf_job *j)
 			if (!rc && j->yield_empty)
 				sched_yield();
 		}
+		finish_reaped(j);
 		if (rc > 0)
 			note_reaped(j, (unsigned int)rc);
 		if (rc < 0) {
@@ -670,6 +1042,34 @@ static void run_threaded(struct perf_job *j)
 	pthread_mutex_unlock(&j->lock);
 }
 
+/*
+ * What the hot path needs to know of the phase, read when the job starts
+ * it (its times are set after perf_job_rearm()).
+ */
+static void phase_view(struct perf_job *j)
+{
+	const struct perf_phase *ph = j->sh->phase;
+	unsigned int i;
+
+	j->plain = ph->record && ph->random && !ph->replay && !ph->one_pass &&
+		   !ph->rate_ns && !ph->think_ns && !ph->verify_fill &&
+		   !ph->verify_check &&
+		   (ph->read_pct >= 100 || !ph->read_pct) &&
+		   ph->ramp_end <= ph->t_begin; /* no --ramp: all measured */
+	j->plain_write = !ph->read_pct;
+	j->limit = ph->ios;
+	j->deadline = ph->deadline ? ph->deadline : UINT64_MAX;
+	j->ramp_end = ph->ramp_end;
+	j->region_lba = j->sh->tgt->region_lba;
+	j->region_blocks = j->sh->tgt->region_blocks;
+	j->nlb = j->sh->tgt->nlb;
+	/* what lane_next_plain() leaves as it is */
+	for (i = 0; j->plain && i < j->nr_lanes; i++) {
+		j->lanes[i].measured = true;
+		j->lanes[i].write = j->plain_write;
+	}
+}
+
 void *perf_job_main(void *arg)
 {
 	struct perf_job *j = arg;
@@ -678,6 +1078,7 @@ void *perf_job_main(void *arg)
 
 	j->tid = pthread_self();
 	this_job = j;
+	phase_view(j);
 	for (i = 0; i < j->nr_lanes; i++) {
 		struct perf_lane *l = &j->lanes[i];
 
@@ -720,6 +1121,8 @@ int perf_job_init(struct perf_job *j, struct perf_shared *sh,
 	j->q = q;
 	j->index = index;
 	j->threaded = cfg->mode == NVQ_MODE_THREAD;
+	j->racy = j->threaded || cfg->shared_queue;
+	j->cb = j->threaded ? io_done_thread : j->racy ? io_done_racy : io_done;
 	per = t->region_blocks / nr_jobs;
 	j->slice_start = index * per;
 	j->slice_len =
@@ -729,6 +1132,9 @@ int perf_job_init(struct perf_job *j, struct perf_shared *sh,
 		perf_dir_stats_init(&j->ctx[0].dir[i]);
 		j->ctx[1].dir[i] = j->ctx[0].dir[i];
 	}
+	/* the first completion of each context is sampled */
+	for (i = 0; i < 2; i++)
+		j->ctx[i].stamp_left = j->ctx[i].cpu_left = 1;
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -802,6 +1208,8 @@ void perf_job_rearm(struct perf_job *j)
 	atomic_store(&j->active, 0);
 	atomic_store(&j->rate_next, 0);
 	j->ready = NULL;
+	j->done = NULL;
+	j->failed = NULL;
 	j->retry = NULL;
 	j->nr_delayed = 0;
 	for (i = 0; i < j->nr_lanes; i++) {
@@ -809,6 +1217,7 @@ void perf_job_rearm(struct perf_job *j)
 
 		l->limit = ph->replay ? l->count : 0;
 		l->count = 0;
+		l->err = 0;
 		l->rng = l->rng_start;
 	}
 }
@@ -843,8 +1252,8 @@ void perf_job_inflight(struct perf_job *j, uint64_t *n,
 		if (!t)
 			continue;
 		(*n)++;
-		dir[t & 1]++;
-		t &= ~1ull;
+		/* lane_next() stores it the same way, before the submission */
+		dir[__atomic_load_n(&j->lanes[i].write, __ATOMIC_RELAXED)]++;
 		if (t < *oldest)
 			*oldest = t;
 	}
@@ -857,6 +1266,16 @@ void perf_job_wake(struct perf_job *j)
 	pthread_mutex_unlock(&j->lock);
 }
 
+void perf_job_progress(const struct perf_job *j, uint64_t ios[PERF_NR_DIRS])
+{
+	unsigned int c, d;
+
+	for (c = 0; c < 2; c++)
+		for (d = 0; d < PERF_NR_DIRS; d++)
+			ios[d] += __atomic_load_n(&j->ctx[c].dir[d].ios,
+						  __ATOMIC_RELAXED);
+}
+
 uint64_t perf_job_collect(const struct perf_job *j, struct perf_result *res)
 {
 	uint64_t last = 0;
@@ -865,8 +1284,16 @@ uint64_t perf_job_collect(const struct perf_job *j, struct perf_result *res)
 	for (c = 0; c < 2; c++) {
 		const struct perf_job_ctx *x = &j->ctx[c];
 
-		for (d = 0; d < PERF_NR_DIRS; d++)
+		for (d = 0; d < PERF_NR_DIRS; d++) {
 			perf_result_merge_dirs(&res->dir[d], &x->dir[d]);
+			/* not counted per I/O: every I/O is bs long, and
+			 * slat and lat have a value for every clat */
+			res->dir[d].bytes = res->dir[d].ios * j->sh->tgt->bs;
+			res->dir[d].slat.n = res->dir[d].clat.n;
+			res->dir[d].lat.n = res->dir[d].clat.n;
+			res->dir[d].lat.sum =
+				res->dir[d].slat.sum + res->dir[d].clat.sum;
+		}
 		if (x->last_done > last)
 			last = x->last_done;
 		res->verify_blocks += x->verify_blocks;

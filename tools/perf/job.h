@@ -4,16 +4,26 @@
  * kept in flight, offsets from a seeded generator, latencies into
  * histograms.
  *
- * Timestamps per I/O: t0 before the submit call, t1 when it returned, t2
- * when the callback ran. slat = t1 - t0. In --mode thread the callback may
- * run on the completion thread before the submitter has even taken t1;
- * the I/O is complete for the application when both have happened, so
- * clat = max(t1, t2) - t1 and lat = max(t1, t2) - t0 (= slat + clat).
+ * Timestamps per I/O, each clock read only where a metric needs it: t0
+ * when the submission starts, t1 when the submit call returned, t2 when
+ * the completion was seen. In a batch of submissions the t1 of one is
+ * the t0 of the next (one read per submission, plus one per batch). In
+ * poll and wait mode t2 is read once per reaping call, after it returned,
+ * for all the completions it reaped (as fio reads the time once per batch
+ * of events); in thread mode the callback reads it. slat = t1 - t0. In
+ * --mode thread the callback may run on the completion thread before the
+ * submitter has even taken t1; the I/O is complete for the application
+ * when both have happened, so clat = max(t1, t2) - t1 and lat = max(t1,
+ * t2) - t0 (= slat + clat). Per I/O the hot path records clat in a
+ * histogram, slat and lat as exact count/min/max/sum/sumsq, and samples
+ * the emulator's stamps and the completion CPU (result.h).
  *
- * Who finishes an I/O: the submitter and the callback each drop one of
- * two references on the lane; whoever drops the last one records the
- * latencies and starts the lane's next I/O. So a lane has one owner at a
- * time and its fields need no locks.
+ * Who finishes an I/O: in a racy job (thread mode, --shared-queue) the
+ * submitter and the callback each drop one of two references on the
+ * lane; whoever drops the last one records the latencies and starts the
+ * lane's next I/O. So a lane has one owner at a time and its fields need
+ * no locks. Otherwise the callback runs only inside the job thread's own
+ * reaping call, after the submitter is done with the lane.
  *
  * Where the next I/O is submitted:
  *  - poll / wait: callbacks run in the job thread inside nvq_poll() /
@@ -128,7 +138,7 @@ struct perf_lane {
 	uint64_t t0, t1, t2;
 	uint64_t due; /* the prepared I/O is not submitted before this */
 	uint32_t dw1; /* the CQE's DW1: posting time when stamped */
-	atomic_int parts; /* submitter + callback references */
+	atomic_int parts; /* submitter + callback references (racy jobs) */
 	/* While submitted and the callback has not run: t0 with its lowest
 	 * bit replaced by @write, else 0. What the monitor reads to report
 	 * I/O stuck in the device, by direction. */
@@ -151,7 +161,10 @@ struct perf_job_ctx {
 	uint64_t io_errors;
 	char errmsg[256];
 	int first_errno; /* of the first error, positive */
-	uint64_t cpl_cpu[PERF_CPL_CPUS]; /* callbacks run per CPU */
+	uint64_t cpl_cpu[PERF_CPL_CPUS]; /* callbacks per CPU, sampled */
+	/* completions until the next sample of the emulator's stamps and of
+	 * the callback CPU (result.h: PERF_DEVTIME_EVERY, PERF_CPU_EVERY) */
+	unsigned int stamp_left, cpu_left;
 	struct perf_depths depths; /* fio's iodepth_* (result.h) */
 } __attribute__((aligned(64)));
 
@@ -161,6 +174,24 @@ struct perf_job {
 	struct nvq_queue *q;
 	unsigned int index;
 	bool threaded; /* callbacks on the completion thread */
+	/*
+	 * A callback may run in another thread than the submitter's, even
+	 * before the submit call returned (thread mode, --shared-queue): the
+	 * lanes' reference counts (perf_lane.parts) decide who finishes.
+	 * Otherwise callbacks run in this job's own nvq_poll() / nvq_wait()
+	 * only, and the counts are not needed.
+	 */
+	bool racy;
+	/* The phase as lane_next() sees it: a plain one (random offsets,
+	 * one direction, no pacing, verify or replay) takes its fast path. */
+	bool plain, plain_write;
+	uint64_t limit; /* measured I/Os, 0 = none */
+	uint64_t deadline; /* UINT64_MAX = none */
+	uint64_t ramp_end;
+	/* the target's region, copied: one load each on the hot path */
+	uint64_t region_lba, region_blocks;
+	uint32_t nlb;
+	nvq_cb cb; /* the callback of the job's mode (job.c) */
 	/*
 	 * Poll mode with more spinning threads (job threads plus the emulated
 	 * device's) than CPUs: an empty poll yields, or the pollers would
@@ -180,15 +211,13 @@ struct perf_job {
 	atomic_uint_fast64_t wseq; /* --verify write sequence */
 	atomic_uint active; /* lanes not retired */
 
-	/* progress for the monitor: measured I/Os and bytes */
-	atomic_uint_fast64_t done_ios;
-	atomic_uint_fast64_t done_bytes[PERF_NR_DIRS];
-
 	struct perf_lane *lanes;
 	unsigned int nr_lanes;
 	void *bufmem;
 
 	struct perf_lane *ready; /* poll / wait: lanes to submit */
+	struct perf_lane *done; /* poll / wait: reaped, to finish */
+	struct perf_lane *failed; /* ... of them, those that failed */
 
 	/*
 	 * Pacing: lanes waiting for their due time, a min-heap on
@@ -243,6 +272,9 @@ void perf_job_inflight(struct perf_job *j, uint64_t *n,
 
 /* Wake @j's thread if it sleeps (thread mode), to see sh->abandon. */
 void perf_job_wake(struct perf_job *j);
+
+/* Add the measured I/Os of @j so far into @ios (from any thread). */
+void perf_job_progress(const struct perf_job *j, uint64_t ios[PERF_NR_DIRS]);
 
 /* Thread body: run the current phase of the job @arg to completion. */
 void *perf_job_main(void *arg);

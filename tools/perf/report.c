@@ -17,15 +17,15 @@
 
 static const char *dir_name[PERF_NR_DIRS] = { "read", "write" };
 
-static void lat_line(FILE *f, const char *name, const struct perf_hist *h)
+static void lat_line(FILE *f, const char *name, const struct perf_stat *h)
 {
 	const char *unit;
 	double div;
 
-	perf_lat_unit(h->min, perf_hist_mean(h), &div, &unit);
+	perf_lat_unit(h->min, perf_stat_mean(h), &div, &unit);
 	fprintf(f, "    %4s (%s): min=%.0f, max=%.0f, avg=%.2f, stdev=%.2f\n",
-		name, unit, h->min / div, h->max / div, perf_hist_mean(h) / div,
-		perf_hist_stddev(h) / div);
+		name, unit, h->min / div, h->max / div, perf_stat_mean(h) / div,
+		perf_stat_stddev(h) / div);
 }
 
 /*
@@ -226,19 +226,23 @@ static void dir_text(FILE *f, const struct perf_result *r, unsigned int d)
 	double secs = (double)r->runtime_ns / 1e9;
 	double iops = secs > 0 ? s->ios / secs : 0;
 	double bw = secs > 0 ? s->bytes / secs : 0;
+	struct perf_stat clat;
 	char a[32], b[32];
 
 	fprintf(f, "  %s: IOPS=%s, BW=%.1fMiB/s (%.1fMB/s)(%s/%.0fmsec)\n",
 		dir_name[d], perf_fmt_count(a, sizeof(a), iops), bw / 1048576,
 		bw / 1e6, perf_fmt_bytes(b, sizeof(b), s->bytes),
 		(double)r->runtime_ns / 1e6);
+	perf_hist_stat(&s->clat, &clat);
 	lat_line(f, "slat", &s->slat);
-	lat_line(f, "clat", &s->clat);
+	lat_line(f, "clat", &clat);
 	lat_line(f, "lat", &s->lat);
 	pct_lines(f, &s->clat);
 	if (r->stamped && s->host.n) {
-		fprintf(f, "    clat = device + host (emulator stamps at CQE "
-			   "posting):\n");
+		fprintf(f,
+			"    clat = device + host (emulator stamps at CQE "
+			"posting, %" PRIu64 " I/Os sampled, 1 in %u):\n",
+			s->host.n, PERF_DEVTIME_EVERY);
 		split_line(f, "device", &s->dev);
 		split_line(f, "host", &s->host);
 	}
@@ -283,8 +287,10 @@ static void completion_text(FILE *f, const struct perf_result *r)
 
 	if (r->cpl_cpu < 0)
 		return;
-	fprintf(f, "  completions  : cpu%d ran %.1f%% of the callbacks",
-		r->cpl_cpu, r->cpl_share * 100);
+	fprintf(f,
+		"  completions  : cpu%d ran %.1f%% of the callbacks (1 in %u "
+		"sampled)",
+		r->cpl_cpu, r->cpl_share * 100, PERF_CPU_EVERY);
 	for (k = 0; r->have_idle && k < r->idle.nr_states; k++) {
 		double p = perf_result_cpu_idle(r, r->cpl_cpu, k);
 
@@ -586,18 +592,35 @@ uint64_t perf_report_problems(FILE *f, const struct perf_result *r)
 /* JSON                                                                */
 /* ------------------------------------------------------------------ */
 
+/* fio's latency object without percentiles (its slat_ns and lat_ns). */
+static void json_stat_fields(struct json_writer *w, const struct perf_stat *h)
+{
+	json_uint(w, "min", h->n ? h->min : 0);
+	json_uint(w, "max", h->max);
+	json_fixed(w, "mean", perf_stat_mean(h), 6);
+	json_fixed(w, "stddev", perf_stat_stddev(h), 6);
+	json_uint(w, "N", h->n);
+}
+
+static void json_stat(struct json_writer *w, const char *key,
+		      const struct perf_stat *h)
+{
+	json_begin_object(w, key);
+	json_stat_fields(w, h);
+	json_end_object(w);
+}
+
+/* ... and with fio's percentiles (its clat_ns). */
 static void json_lat(struct json_writer *w, const char *key,
 		     const struct perf_hist *h)
 {
 	uint64_t v[PERF_NR_PCT];
+	struct perf_stat st;
 	unsigned int i;
 
+	perf_hist_stat(h, &st);
 	json_begin_object(w, key);
-	json_uint(w, "min", h->n ? h->min : 0);
-	json_uint(w, "max", h->max);
-	json_fixed(w, "mean", perf_hist_mean(h), 6);
-	json_fixed(w, "stddev", perf_hist_stddev(h), 6);
-	json_uint(w, "N", h->n);
+	json_stat_fields(w, &st);
 	if (h->n) {
 		perf_hist_percentiles(h, perf_pct_list, PERF_NR_PCT, v);
 		json_begin_object(w, "percentile");
@@ -637,9 +660,9 @@ static void json_dir(struct json_writer *w, const char *key,
 	json_uint(w, "short_ios", 0);
 	/* given up on when the run ended (stuck in the device) */
 	json_uint(w, "drop_ios", d >= 0 ? r->dropped[d] : 0);
-	json_lat(w, "slat_ns", d >= 0 ? &s->slat : &empty);
+	json_stat(w, "slat_ns", &s->slat);
 	json_lat(w, "clat_ns", d >= 0 ? &s->clat : &empty);
-	json_lat(w, "lat_ns", d >= 0 ? &s->lat : &empty);
+	json_stat(w, "lat_ns", &s->lat);
 	/* nvq-perf's own: the emulator's device time / host overhead. */
 	if (r->stamped && d >= 0) {
 		json_lat(w, "device_ns", &s->dev);
@@ -842,6 +865,8 @@ static void json_qos(struct json_writer *w, const struct perf_result *r)
 	json_begin_object(w, "completion_cpu");
 	json_int(w, "cpu", r->cpl_cpu);
 	json_fixed(w, "share", r->cpl_share, 6);
+	/* the CPU is looked up for one callback in this many */
+	json_uint(w, "sampled_every", PERF_CPU_EVERY);
 	if (r->have_idle && r->cpl_cpu >= 0) {
 		json_begin_object(w, "cpuidle");
 		for (k = 0; k < r->idle.nr_states; k++)
@@ -916,7 +941,7 @@ static void json_job(struct json_writer *w, const struct perf_opts *o,
 		     const struct perf_result *r)
 {
 	const struct perf_config *c = r->cfg;
-	struct perf_hist none;
+	struct perf_stat none;
 	char name[160];
 	unsigned int i;
 
@@ -943,10 +968,10 @@ static void json_job(struct json_writer *w, const struct perf_opts *o,
 	json_dir(w, "write", r, PERF_DIR_WRITE);
 	json_dir(w, "trim", r, -1);
 	/* nvq-perf issues no flush: fio's sync object with none */
-	perf_hist_init(&none);
+	perf_stat_init(&none);
 	json_begin_object(w, "sync");
 	json_uint(w, "total_ios", 0);
-	json_lat(w, "lat_ns", &none);
+	json_stat(w, "lat_ns", &none);
 	json_end_object(w);
 	json_uint(w, "job_runtime", r->runtime_ns / 1000000);
 	json_fixed(w, "usr_cpu", r->usr_pct, 6);
@@ -978,6 +1003,9 @@ static void json_job(struct json_writer *w, const struct perf_opts *o,
 	json_uint(w, "round", r->round);
 	json_string(w, "config", c->label ? c->label : "");
 	json_bool(w, "interrupted", r->interrupted);
+	/* device_ns / host_ns hold one I/O in this many */
+	if (r->stamped)
+		json_uint(w, "devtime_sampled_every", PERF_DEVTIME_EVERY);
 	if (r->have_machine) {
 		json_begin_object(w, "machine_cpu");
 		json_uint(w, "cpus", r->machine_cpus);

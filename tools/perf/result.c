@@ -151,9 +151,9 @@ bool perf_result_poll_sum(const struct perf_result *r,
 void perf_dir_stats_init(struct perf_dir_stats *d)
 {
 	memset(d, 0, sizeof(*d));
-	perf_hist_init(&d->slat);
+	perf_stat_init(&d->slat);
 	perf_hist_init(&d->clat);
-	perf_hist_init(&d->lat);
+	perf_stat_init(&d->lat);
 	perf_hist_init(&d->host);
 	perf_hist_init(&d->dev);
 }
@@ -183,9 +183,9 @@ void perf_result_merge_dirs(struct perf_dir_stats *dst,
 {
 	dst->ios += src->ios;
 	dst->bytes += src->bytes;
-	perf_hist_merge(&dst->slat, &src->slat);
+	perf_stat_merge(&dst->slat, &src->slat);
 	perf_hist_merge(&dst->clat, &src->clat);
-	perf_hist_merge(&dst->lat, &src->lat);
+	perf_stat_merge(&dst->lat, &src->lat);
 	perf_hist_merge(&dst->host, &src->host);
 	perf_hist_merge(&dst->dev, &src->dev);
 	dst->bad_stamps += src->bad_stamps;

@@ -31,17 +31,35 @@ struct perf_qos_queue {
 	struct nvq_qos_poll_stats poll;
 };
 
-/* Latencies and volume of one direction. */
+/*
+ * The emulator's completion stamps split clat into device and host time
+ * for one I/O in PERF_DEVTIME_EVERY (per recording thread, the first
+ * one included); the callback CPU is looked up for one completion in
+ * PERF_CPU_EVERY. Both would cost the hot path more per I/O than the
+ * rest of the harness; a sample is plenty for their percentiles and for
+ * the CPU that runs the completions.
+ */
+#define PERF_DEVTIME_EVERY 32u
+#define PERF_CPU_EVERY 64u
+
+/*
+ * Latencies and volume of one direction. Only clat has a histogram (its
+ * percentiles are fio's); slat and lat keep fio's exact min, max, mean,
+ * stddev and count.
+ */
 struct perf_dir_stats {
-	uint64_t ios;
-	uint64_t bytes;
-	struct perf_hist slat; /* start of submit -> submit returned */
-	struct perf_hist clat; /* submit returned -> callback ran */
-	struct perf_hist lat; /* start of submit -> callback ran */
-	/* Emulator stamps (devtime.h): clat = dev + host. */
-	struct perf_hist host; /* CQE posted -> callback ran */
+	uint64_t ios; /* written with relaxed atomic stores: the monitor */
+	uint64_t bytes; /* ios x bs, filled in when a job is collected */
+	/* slat and lat are recorded with every clat value, uncounted: their
+	 * n is clat's, and lat's sum slat's + clat's (lat = slat + clat per
+	 * I/O), both set when a job's contexts are collected */
+	struct perf_stat slat; /* submission: t0 -> submit returned (t1) */
+	struct perf_hist clat; /* t1 -> completion seen (t2) */
+	struct perf_stat lat; /* t0 -> t2 */
+	/* Emulator stamps (devtime.h), sampled: clat = dev + host. */
+	struct perf_hist host; /* CQE posted -> completion seen */
 	struct perf_hist dev; /* submit returned -> CQE posted */
-	uint64_t bad_stamps; /* stamps that were no posting time */
+	uint64_t bad_stamps; /* sampled stamps that were no posting time */
 };
 
 /*
@@ -161,7 +179,8 @@ struct perf_result {
 	unsigned int io_timeout_ms, admin_timeout_ms;
 	bool stamped; /* host / dev histograms were recorded */
 
-	/* Callbacks per CPU; the completion CPU is the one with most. */
+	/* Callbacks per CPU (sampled, one in PERF_CPU_EVERY, each sample
+	 * counting for that many); the completion CPU is the one with most. */
 	uint64_t cpl_count[PERF_CPL_CPUS];
 	int cpl_cpu; /* -1 when no callback ran */
 	double cpl_share; /* its fraction of the callbacks */

@@ -93,18 +93,15 @@ static void rate_done(const struct rate_acc *a, struct perf_rate *r)
 static void progress(struct monitor *m, uint64_t bytes[PERF_NR_DIRS],
 		     uint64_t *ios)
 {
+	uint64_t n[PERF_NR_DIRS] = { 0 };
 	unsigned int i, d;
 
+	for (i = 0; i < m->nr_jobs; i++)
+		perf_job_progress(&m->jobs[i], n);
 	*ios = 0;
-	for (d = 0; d < PERF_NR_DIRS; d++)
-		bytes[d] = 0;
-	for (i = 0; i < m->nr_jobs; i++) {
-		*ios += atomic_load_explicit(&m->jobs[i].done_ios,
-					     memory_order_relaxed);
-		for (d = 0; d < PERF_NR_DIRS; d++)
-			bytes[d] +=
-				atomic_load_explicit(&m->jobs[i].done_bytes[d],
-						     memory_order_relaxed);
+	for (d = 0; d < PERF_NR_DIRS; d++) {
+		*ios += n[d];
+		bytes[d] = n[d] * m->sh->tgt->bs;
 	}
 }
 
