@@ -385,24 +385,28 @@ print(f"libvfn tick rate {lv_hz / 1e6 if lv_hz else float('nan'):.0f} MHz, guest
       f"latency divided by {factor:.4f}")
 print()
 print("| QD | runs | nvq-perf IOPS | libvfn perf IOPS | nvq/libvfn "
-      "| per-round ratios | nvq lat mean (us) | libvfn lat mean (us) |")
-print("|---|---|---|---|---|---|---|---|")
+      "| median of round ratios | per-round ratios | nvq lat mean (us) "
+      "| libvfn lat mean (us) |")
+print("|---|---|---|---|---|---|---|---|---|")
 for qd in (1, 32):
     a = runs.get(("nvq", qd), [])
     b = runs.get(("libvfn", qd), [])
     if not a or not b:
-        print(f"| {qd} | {len(a)}/{len(b)} | - | - | - | - | - | - |")
+        print(f"| {qd} | {len(a)}/{len(b)} | - | - | - | - | - | - | - |")
         continue
     ma = statistics.median(x[1] for x in a)
     mb = statistics.median(x[1] for x in b)
     bi = {x[0]: x[1] for x in b}
-    pr = [f"{x[1] / bi[x[0]]:.2f}" for x in a if x[0] in bi]
+    rr = [x[1] / bi[x[0]] for x in a if x[0] in bi]
+    pr = [f"{x:.2f}" for x in rr]
     la = statistics.median(x[2] for x in a)
     lb = statistics.median(x[2] for x in b)
     print(f"| {qd} | {len(a)}/{len(b)} | {ma:.0f} | {mb:.0f} | "
-          f"{ma / mb:.3f} | {' '.join(pr)} | {la:.1f} | {lb:.1f} |")
+          f"{ma / mb:.3f} | {statistics.median(rr):.3f} | {' '.join(pr)} | "
+          f"{la:.1f} | {lb:.1f} |")
 print()
-print("nvq/libvfn: the ratio of the medians. lat mean: submission to "
+print("nvq/libvfn: the ratio of the medians; round ratios: nvq's run "
+      "over the libvfn run right after it. lat mean: submission to "
       "completion seen (nvq-perf lat_ns.mean; libvfn lavg).")
 if fail:
     print()
