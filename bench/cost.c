@@ -67,7 +67,8 @@ static void *stall_end(void *arg)
 
 static int harness(int argc, char **argv)
 {
-	const char *uri = "emu:size=64M,idle_spin=10s,stamp=1,populate=1";
+	const char *uri =
+		"emu:size=64M,idle_spin=10s,stamp=1,populate=1,assist=0";
 	char *pargv[] = { "nvq-perf", NULL };
 	unsigned long ios = 100000, stall_ms = 0, ms = 0;
 	struct perf_shared sh = { 0 };
@@ -100,7 +101,7 @@ static int harness(int argc, char **argv)
 		}
 	}
 	if (stall_ms)
-		uri = "emu:size=64M,idle_spin=10s,stamp=1,populate=1,lat=1s";
+		uri = "emu:size=64M,idle_spin=10s,stamp=1,populate=1,lat=1s,assist=0";
 	/* nvq-perf's defaults: randread, 4k, QD32, one thread, poll */
 	if (perf_opts_parse(&po, 1, pargv, err, sizeof(err))) {
 		fprintf(stderr, "bench-cost-harness: %s\n", err);
@@ -177,7 +178,7 @@ static void done(void *arg, const struct nvq_cpl *cpl)
 
 int main(int argc, char **argv)
 {
-	const char *uri = "emu:size=64M,idle_spin=10s";
+	const char *uri = "emu:size=64M,idle_spin=10s,assist=0";
 	unsigned long ios = 100000, extra = 0, submitted = 0, reaped = 0;
 	unsigned long empty = 0, i;
 	struct nvq_queue *q;

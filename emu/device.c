@@ -469,10 +469,13 @@ fail:
 int nvq_emu_assist(struct nvq_emu *c)
 {
 	uint64_t beat = __atomic_load_n(&c->beat, __ATOMIC_RELAXED);
-	uint64_t now = emu_now();
+	uint64_t now;
 	unsigned int n;
 	bool events;
 
+	if (!c->p.assist)
+		return 0;
+	now = emu_now();
 	if (beat != __atomic_load_n(&c->assist_beat, __ATOMIC_RELAXED)) {
 		/* It ran since the last look: leave the device to it. */
 		__atomic_store_n(&c->assist_beat, beat, __ATOMIC_RELAXED);

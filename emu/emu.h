@@ -167,6 +167,13 @@ struct nvq_emu_params {
 	 * and only writes touch pages.
 	 */
 	bool populate;
+	/*
+	 * Host threads that poll may run device passes on their own CPU
+	 * (nvq_emu_assist(), default on). assist=0: only the device thread
+	 * does, as before; instruction counts of the host side (bench-cost)
+	 * then hold no device work.
+	 */
+	bool assist;
 	/* Faults armed at creation (fault=), and their seed (fault_seed=). */
 	struct nvq_emu_fault faults[NVQ_EMU_MAX_PARAM_FAULTS];
 	uint32_t nr_faults;
@@ -176,7 +183,7 @@ struct nvq_emu_params {
 /*
  * Parse @str ("key=val,key=val", "" for defaults) into @p. Keys: size ns
  * lbads qpairs mqes mdts lat lat_seed file msix dstrd dbbuf vwc cqr to
- * rdy_delay idle_spin stamp thp populate fault fault_seed (fault= may repeat, up to
+ * rdy_delay idle_spin stamp thp populate assist fault fault_seed (fault= may repeat, up to
  * NVQ_EMU_MAX_PARAM_FAULTS; see nvq_emu_fault_parse()). Sizes take K/M/G/T suffixes (binary),
  * durations ns/us/ms/s (bare numbers are nanoseconds). On error returns
  * -EINVAL with a message naming the key.

@@ -21,6 +21,7 @@ void nvq_emu_params_default(struct nvq_emu_params *p)
 	p->dbbuf = true;
 	p->vwc = true;
 	p->thp = true;
+	p->assist = true;
 	p->cqr = true;
 	p->to = 10;
 	p->rdy_delay_ns = 0;
@@ -342,6 +343,7 @@ enum key_id {
 	K_STAMP,
 	K_THP,
 	K_POPULATE,
+	K_ASSIST,
 	K_FAULT,
 	K_FAULT_SEED,
 	K_NR
@@ -368,6 +370,7 @@ static const char *const key_names[K_NR] = {
 	[K_STAMP] = "stamp",
 	[K_THP] = "thp",
 	[K_POPULATE] = "populate",
+	[K_ASSIST] = "assist",
 	[K_FAULT] = "fault",
 	[K_FAULT_SEED] = "fault_seed",
 };
@@ -441,6 +444,8 @@ static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
 		return parse_bool(name, v, &p->thp);
 	case K_POPULATE:
 		return parse_bool(name, v, &p->populate);
+	case K_ASSIST:
+		return parse_bool(name, v, &p->assist);
 	case K_FAULT:
 		return emu_fault_param(p, v); /* fault.c */
 	case K_FAULT_SEED: {
@@ -520,7 +525,7 @@ int nvq_emu_params_parse(const char *str, struct nvq_emu_params *p)
 				-EINVAL,
 				"emu parameter '%s': unknown key (size ns lbads "
 				"qpairs mqes mdts lat file msix dstrd dbbuf vwc "
-				"cqr to rdy_delay idle_spin lat_seed stamp thp populate fault "
+				"cqr to rdy_delay idle_spin lat_seed stamp thp populate assist fault "
 				"fault_seed)",
 				item);
 		/* fault= may repeat: one fault each. */

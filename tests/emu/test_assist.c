@@ -12,7 +12,7 @@
  * assist gets its commands done by passes it runs itself while the device
  * thread waits for the CPU (nvq_emu_assists() grows), and every command
  * completes with the right data. Nothing here is timed: a hang fails by
- * H_TIMEOUT_MS.
+ * H_TIMEOUT_MS. With assist=0 no host thread ever runs a pass.
  */
 #include <errno.h>
 #include <sched.h>
@@ -135,6 +135,27 @@ static void test_populate(void)
 	h_close(h);
 }
 
+/* On one CPU (test_assist), assist=0: the device thread alone works. */
+static void test_no_assist(void)
+{
+	struct h *h = h_open("size=16M,assist=0");
+	struct nvq_emu *emu = nvq_emu_transport_device(h->t);
+	struct hq *q;
+	uint8_t *b;
+	int i;
+
+	h_enable(h);
+	q = h_ioq(h, 1, 64, false, 0);
+	b = h_alloc(h, 4096, NULL);
+	for (i = 0; i < 20; i++) {
+		CHECK_EQ(h->ops->assist(h->t), 0);
+		CHECK_ST_OK(h_rw(h, q, nvq_cmd_read, 1, 3, 1, b, 4096));
+		CHECK_EQ(h->ops->assist(h->t), 0);
+	}
+	CHECK_EQ(nvq_emu_assists(emu), 0);
+	h_close(h);
+}
+
 static void test_assist(void)
 {
 	cpu_set_t one;
@@ -192,6 +213,7 @@ int main(void)
 	test_sparse();
 	test_populate();
 	test_assist();
+	test_no_assist();
 	printf("emu-assist: ok\n");
 	return 0;
 }
