@@ -149,7 +149,7 @@ peer=$build/libvfn-peer
 	else
 		lvtree=$peer/src/libvfn
 		if [ ! -f "$peer/src/.unpacked" ] ||
-			[ "$lvsrc" -nt "$peer/src/.unpacked" ]; then
+			[ -n "$(find "$lvsrc" -newer "$peer/src/.unpacked")" ]; then
 			rm -rf "$peer/src" "$peer/build"
 			mkdir -p "$peer/src"
 			tar -xzf "$lvsrc" -C "$peer/src" ||
