@@ -16,10 +16,11 @@ if [ "$want" = test ]; then
 	# system tests in a QEMU guest; dpkg-dev: apt-get source for fio's
 	# headers; libnvme-dev and binutils: the ABI tests (nvq's headers
 	# beside libnvme's, nm -D on libnvq.so); clang and its libFuzzer
-	# runtime: the fuzz targets (docs/fuzzing.md).
+	# runtime: the fuzz targets (docs/fuzzing.md); g++: the public headers
+	# compiled as C++.
 	pkgs="$pkgs valgrind fio qemu-system-x86 linux-image-amd64"
 	pkgs="$pkgs busybox-static dpkg-dev libnvme-dev binutils"
-	pkgs="$pkgs clang libclang-rt-14-dev"
+	pkgs="$pkgs clang libclang-rt-14-dev g++"
 fi
 
 missing=""

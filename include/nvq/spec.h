@@ -14,6 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Layout checks that compile as C11 and as C++11. */
+#ifdef __cplusplus
+#define NVQ_STATIC_ASSERT(expr, msg) static_assert(expr, msg)
+#else
+#define NVQ_STATIC_ASSERT(expr, msg) _Static_assert(expr, msg)
+#endif
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "nvq supports little-endian hosts only"
 #endif
@@ -202,14 +209,14 @@ struct nvq_sqe {
 #define NVQ_SQE_FUSE_MASK 0x03
 #define NVQ_SQE_PSDT(flags) (((flags) >> 6) & 0x3)
 
-_Static_assert(sizeof(struct nvq_sqe) == NVQ_SQE_SIZE, "SQE is 64 bytes");
-_Static_assert(offsetof(struct nvq_sqe, cid) == 2, "CID in CDW0 31:16");
-_Static_assert(offsetof(struct nvq_sqe, nsid) == 4, "NSID is CDW1");
-_Static_assert(offsetof(struct nvq_sqe, mptr) == 16, "MPTR is CDW4-5");
-_Static_assert(offsetof(struct nvq_sqe, prp1) == 24, "PRP1 is CDW6-7");
-_Static_assert(offsetof(struct nvq_sqe, prp2) == 32, "PRP2 is CDW8-9");
-_Static_assert(offsetof(struct nvq_sqe, cdw10) == 40, "CDW10");
-_Static_assert(offsetof(struct nvq_sqe, cdw15) == 60, "CDW15");
+NVQ_STATIC_ASSERT(sizeof(struct nvq_sqe) == NVQ_SQE_SIZE, "SQE is 64 bytes");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_sqe, cid) == 2, "CID in CDW0 31:16");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_sqe, nsid) == 4, "NSID is CDW1");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_sqe, mptr) == 16, "MPTR is CDW4-5");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_sqe, prp1) == 24, "PRP1 is CDW6-7");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_sqe, prp2) == 32, "PRP2 is CDW8-9");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_sqe, cdw10) == 40, "CDW10");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_sqe, cdw15) == 60, "CDW15");
 
 struct nvq_cqe {
 	uint32_t result; /* DW0, command specific */
@@ -220,10 +227,10 @@ struct nvq_cqe {
 	uint16_t status; /* bit 0 phase tag, bits 15:1 status field */
 };
 
-_Static_assert(sizeof(struct nvq_cqe) == NVQ_CQE_SIZE, "CQE is 16 bytes");
-_Static_assert(offsetof(struct nvq_cqe, sq_head) == 8, "SQHD in DW2");
-_Static_assert(offsetof(struct nvq_cqe, cid) == 12, "CID in DW3 15:0");
-_Static_assert(offsetof(struct nvq_cqe, status) == 14, "SF in DW3 31:17");
+NVQ_STATIC_ASSERT(sizeof(struct nvq_cqe) == NVQ_CQE_SIZE, "CQE is 16 bytes");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_cqe, sq_head) == 8, "SQHD in DW2");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_cqe, cid) == 12, "CID in DW3 15:0");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_cqe, status) == 14, "SF in DW3 31:17");
 
 /*
  * Status field, as the 15 bits above the phase tag (CQE DW3 31:17, shifted
@@ -467,7 +474,7 @@ struct nvq_dsm_range {
 	uint32_t nlb;
 	uint64_t slba;
 };
-_Static_assert(sizeof(struct nvq_dsm_range) == 16, "DSM range is 16 bytes");
+NVQ_STATIC_ASSERT(sizeof(struct nvq_dsm_range) == 16, "DSM range is 16 bytes");
 
 /* ------------------------------------------------------------------ */
 /* Identify data structures                                            */
@@ -492,7 +499,7 @@ struct nvq_id_power_state {
 	uint8_t active_work_scale;
 	uint8_t rsvd23[9];
 };
-_Static_assert(sizeof(struct nvq_id_power_state) == 32, "PSD is 32 bytes");
+NVQ_STATIC_ASSERT(sizeof(struct nvq_id_power_state) == 32, "PSD is 32 bytes");
 
 /* OACS bits */
 #define NVQ_CTRL_OACS_SEC_SUPP (1u << 0)
@@ -610,45 +617,45 @@ struct nvq_id_ctrl {
 	uint8_t vs[1024];
 };
 
-_Static_assert(sizeof(struct nvq_id_ctrl) == NVQ_IDENTIFY_DATA_SIZE,
+NVQ_STATIC_ASSERT(sizeof(struct nvq_id_ctrl) == NVQ_IDENTIFY_DATA_SIZE,
 	       "Identify Controller is 4096 bytes");
-_Static_assert(offsetof(struct nvq_id_ctrl, sn) == 4, "SN");
-_Static_assert(offsetof(struct nvq_id_ctrl, mn) == 24, "MN");
-_Static_assert(offsetof(struct nvq_id_ctrl, fr) == 64, "FR");
-_Static_assert(offsetof(struct nvq_id_ctrl, mdts) == 77, "MDTS");
-_Static_assert(offsetof(struct nvq_id_ctrl, cntlid) == 78, "CNTLID");
-_Static_assert(offsetof(struct nvq_id_ctrl, ver) == 80, "VER");
-_Static_assert(offsetof(struct nvq_id_ctrl, cntrltype) == 111, "CNTRLTYPE");
-_Static_assert(offsetof(struct nvq_id_ctrl, crdt1) == 128, "CRDT1");
-_Static_assert(offsetof(struct nvq_id_ctrl, nvmsr) == 253, "NVMSR");
-_Static_assert(offsetof(struct nvq_id_ctrl, oacs) == 256, "OACS");
-_Static_assert(offsetof(struct nvq_id_ctrl, aerl) == 259, "AERL");
-_Static_assert(offsetof(struct nvq_id_ctrl, lpa) == 261, "LPA");
-_Static_assert(offsetof(struct nvq_id_ctrl, elpe) == 262, "ELPE");
-_Static_assert(offsetof(struct nvq_id_ctrl, npss) == 263, "NPSS");
-_Static_assert(offsetof(struct nvq_id_ctrl, wctemp) == 266, "WCTEMP");
-_Static_assert(offsetof(struct nvq_id_ctrl, tnvmcap) == 280, "TNVMCAP");
-_Static_assert(offsetof(struct nvq_id_ctrl, kas) == 320, "KAS");
-_Static_assert(offsetof(struct nvq_id_ctrl, sanicap) == 328, "SANICAP");
-_Static_assert(offsetof(struct nvq_id_ctrl, anatt) == 342, "ANATT");
-_Static_assert(offsetof(struct nvq_id_ctrl, pels) == 352, "PELS");
-_Static_assert(offsetof(struct nvq_id_ctrl, sqes) == 512, "SQES");
-_Static_assert(offsetof(struct nvq_id_ctrl, maxcmd) == 514, "MAXCMD");
-_Static_assert(offsetof(struct nvq_id_ctrl, nn) == 516, "NN");
-_Static_assert(offsetof(struct nvq_id_ctrl, oncs) == 520, "ONCS");
-_Static_assert(offsetof(struct nvq_id_ctrl, vwc) == 525, "VWC");
-_Static_assert(offsetof(struct nvq_id_ctrl, sgls) == 536, "SGLS");
-_Static_assert(offsetof(struct nvq_id_ctrl, subnqn) == 768, "SUBNQN");
-_Static_assert(offsetof(struct nvq_id_ctrl, ioccsz) == 1792, "IOCCSZ");
-_Static_assert(offsetof(struct nvq_id_ctrl, psd) == 2048, "PSD0");
-_Static_assert(offsetof(struct nvq_id_ctrl, vs) == 3072, "VS area");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, sn) == 4, "SN");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, mn) == 24, "MN");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, fr) == 64, "FR");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, mdts) == 77, "MDTS");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, cntlid) == 78, "CNTLID");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, ver) == 80, "VER");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, cntrltype) == 111, "CNTRLTYPE");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, crdt1) == 128, "CRDT1");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, nvmsr) == 253, "NVMSR");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, oacs) == 256, "OACS");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, aerl) == 259, "AERL");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, lpa) == 261, "LPA");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, elpe) == 262, "ELPE");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, npss) == 263, "NPSS");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, wctemp) == 266, "WCTEMP");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, tnvmcap) == 280, "TNVMCAP");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, kas) == 320, "KAS");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, sanicap) == 328, "SANICAP");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, anatt) == 342, "ANATT");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, pels) == 352, "PELS");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, sqes) == 512, "SQES");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, maxcmd) == 514, "MAXCMD");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, nn) == 516, "NN");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, oncs) == 520, "ONCS");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, vwc) == 525, "VWC");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, sgls) == 536, "SGLS");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, subnqn) == 768, "SUBNQN");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, ioccsz) == 1792, "IOCCSZ");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, psd) == 2048, "PSD0");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, vs) == 3072, "VS area");
 
 struct nvq_lbaf {
 	uint16_t ms; /* metadata bytes per LBA */
 	uint8_t ds; /* LBA data size, log2 */
 	uint8_t rp; /* relative performance, bits 1:0 */
 };
-_Static_assert(sizeof(struct nvq_lbaf) == 4, "LBA format is 4 bytes");
+NVQ_STATIC_ASSERT(sizeof(struct nvq_lbaf) == 4, "LBA format is 4 bytes");
 
 #define NVQ_NS_FLBAS_LBA_MASK 0x0f /* bits 3:0; 6:5 are the high bits */
 #define NVQ_NS_FLBAS_LBA_UMASK 0x60
@@ -706,21 +713,21 @@ struct nvq_id_ns {
 	uint8_t vs[3712];
 };
 
-_Static_assert(sizeof(struct nvq_id_ns) == NVQ_IDENTIFY_DATA_SIZE,
+NVQ_STATIC_ASSERT(sizeof(struct nvq_id_ns) == NVQ_IDENTIFY_DATA_SIZE,
 	       "Identify Namespace is 4096 bytes");
-_Static_assert(offsetof(struct nvq_id_ns, nsfeat) == 24, "NSFEAT");
-_Static_assert(offsetof(struct nvq_id_ns, flbas) == 26, "FLBAS");
-_Static_assert(offsetof(struct nvq_id_ns, dlfeat) == 33, "DLFEAT");
-_Static_assert(offsetof(struct nvq_id_ns, noiob) == 46, "NOIOB");
-_Static_assert(offsetof(struct nvq_id_ns, nvmcap) == 48, "NVMCAP");
-_Static_assert(offsetof(struct nvq_id_ns, npwg) == 64, "NPWG");
-_Static_assert(offsetof(struct nvq_id_ns, mssrl) == 74, "MSSRL");
-_Static_assert(offsetof(struct nvq_id_ns, anagrpid) == 92, "ANAGRPID");
-_Static_assert(offsetof(struct nvq_id_ns, nsattr) == 99, "NSATTR");
-_Static_assert(offsetof(struct nvq_id_ns, nguid) == 104, "NGUID");
-_Static_assert(offsetof(struct nvq_id_ns, eui64) == 120, "EUI64");
-_Static_assert(offsetof(struct nvq_id_ns, lbaf) == 128, "LBAF0");
-_Static_assert(offsetof(struct nvq_id_ns, vs) == 384, "VS area");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, nsfeat) == 24, "NSFEAT");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, flbas) == 26, "FLBAS");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, dlfeat) == 33, "DLFEAT");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, noiob) == 46, "NOIOB");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, nvmcap) == 48, "NVMCAP");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, npwg) == 64, "NPWG");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, mssrl) == 74, "MSSRL");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, anagrpid) == 92, "ANAGRPID");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, nsattr) == 99, "NSATTR");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, nguid) == 104, "NGUID");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, eui64) == 120, "EUI64");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, lbaf) == 128, "LBAF0");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, vs) == 384, "VS area");
 
 /* Command Set Identifiers (CDW11 CSI of Identify, NVMe 2.0 Figure 286). */
 #define NVQ_CSI_NVM 0
@@ -741,10 +748,10 @@ struct nvq_id_ctrl_nvm {
 	uint8_t rsvd16[4080];
 };
 
-_Static_assert(sizeof(struct nvq_id_ctrl_nvm) == NVQ_IDENTIFY_DATA_SIZE,
+NVQ_STATIC_ASSERT(sizeof(struct nvq_id_ctrl_nvm) == NVQ_IDENTIFY_DATA_SIZE,
 	       "Identify Controller (NVM) is 4096 bytes");
-_Static_assert(offsetof(struct nvq_id_ctrl_nvm, dmrsl) == 4, "DMRSL");
-_Static_assert(offsetof(struct nvq_id_ctrl_nvm, dmsl) == 8, "DMSL");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl_nvm, dmrsl) == 4, "DMRSL");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl_nvm, dmsl) == 8, "DMSL");
 
 /* ------------------------------------------------------------------ */
 /* Log pages                                                           */
@@ -765,9 +772,9 @@ struct nvq_error_log {
 	uint16_t trtype_spec_info;
 	uint8_t rsvd42[22];
 };
-_Static_assert(sizeof(struct nvq_error_log) == 64, "error entry 64 bytes");
-_Static_assert(offsetof(struct nvq_error_log, lba) == 16, "error LBA");
-_Static_assert(offsetof(struct nvq_error_log, cs) == 32, "error CS");
+NVQ_STATIC_ASSERT(sizeof(struct nvq_error_log) == 64, "error entry 64 bytes");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_error_log, lba) == 16, "error LBA");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_error_log, cs) == 32, "error CS");
 
 struct nvq_smart_log {
 	uint8_t critical_warning;
@@ -796,14 +803,14 @@ struct nvq_smart_log {
 	uint32_t thm_temp2_total_time;
 	uint8_t rsvd232[280];
 };
-_Static_assert(sizeof(struct nvq_smart_log) == 512, "SMART log 512 bytes");
-_Static_assert(offsetof(struct nvq_smart_log, data_units_read) == 32, "DUR");
-_Static_assert(offsetof(struct nvq_smart_log, host_reads) == 64, "HRC");
-_Static_assert(offsetof(struct nvq_smart_log, unsafe_shutdowns) == 144,
+NVQ_STATIC_ASSERT(sizeof(struct nvq_smart_log) == 512, "SMART log 512 bytes");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_smart_log, data_units_read) == 32, "DUR");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_smart_log, host_reads) == 64, "HRC");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_smart_log, unsafe_shutdowns) == 144,
 	       "unsafe shutdowns");
-_Static_assert(offsetof(struct nvq_smart_log, warning_temp_time) == 192,
+NVQ_STATIC_ASSERT(offsetof(struct nvq_smart_log, warning_temp_time) == 192,
 	       "WCTT");
-_Static_assert(offsetof(struct nvq_smart_log, temp_sensor) == 200, "TS1");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_smart_log, temp_sensor) == 200, "TS1");
 
 struct nvq_fw_slot_log {
 	uint8_t afi;
@@ -811,8 +818,8 @@ struct nvq_fw_slot_log {
 	char frs[7][8];
 	uint8_t rsvd64[448];
 };
-_Static_assert(sizeof(struct nvq_fw_slot_log) == 512, "FW slot log 512");
-_Static_assert(offsetof(struct nvq_fw_slot_log, frs) == 8, "FRS1");
+NVQ_STATIC_ASSERT(sizeof(struct nvq_fw_slot_log) == 512, "FW slot log 512");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_fw_slot_log, frs) == 8, "FRS1");
 
 /* Little helpers for the 128-bit little-endian counters in the SMART log. */
 static inline void nvq_u128_add(uint8_t v[16], uint64_t add)
