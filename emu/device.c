@@ -320,19 +320,43 @@ static void *device_main(void *arg)
 	return NULL;
 }
 
+static uint32_t fnv(uint32_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 16777619u;
+	return h;
+}
+
+/*
+ * The serial number: sn= as given; a file-backed device's from its path
+ * (it keeps it across reopen); a RAM device's from its geometry and its
+ * place among this process's RAM controllers, so that the same options
+ * give the same serial on every run (scripts key on it) and two
+ * controllers of one process still differ.
+ */
 static void make_sn(struct nvq_emu *c)
 {
 	static uint32_t instance;
-	uint32_t h = 2166136261u;
-	const char *s;
+	const struct nvq_emu_params *p = &c->p;
+	uint32_t h = 2166136261u, n;
 
-	/* File-backed devices keep their serial across reopen. */
-	if (c->p.file[0]) {
-		for (s = c->p.file; *s; s++)
-			h = (h ^ (uint8_t)*s) * 16777619u;
+	if (p->sn[0]) {
+		snprintf(c->sn, sizeof(c->sn), "%s", p->sn);
+		return;
+	}
+	if (p->file[0]) {
+		h = fnv(h, p->file, strlen(p->file));
 	} else {
-		h = (uint32_t)getpid() * 1000u +
-		    __atomic_add_fetch(&instance, 1, __ATOMIC_RELAXED);
+		n = __atomic_add_fetch(&instance, 1, __ATOMIC_RELAXED);
+		h = fnv(h, &p->ns_size, sizeof(p->ns_size));
+		h = fnv(h, &p->nr_ns, sizeof(p->nr_ns));
+		h = fnv(h, &p->lbads, sizeof(p->lbads));
+		h = fnv(h, &p->qpairs, sizeof(p->qpairs));
+		h = fnv(h, &p->mqes, sizeof(p->mqes));
+		h = fnv(h, &p->mdts, sizeof(p->mdts));
+		h = fnv(h, &n, sizeof(n));
 	}
 	snprintf(c->sn, sizeof(c->sn), "NVQEMU%08X", h);
 }

@@ -136,6 +136,9 @@ struct nvq_emu_params {
 	uint32_t mdts; /* log2 of max transfer in 4 KiB units, 0 = none */
 	struct nvq_emu_media_model media;
 	char file[PATH_MAX]; /* backing file, "" = RAM */
+	/* Identify's serial number (sn=, 1-20 printable ASCII characters);
+	 * "" = derived, stable for the same options (device.c make_sn()) */
+	char sn[21];
 	uint32_t msix; /* MSI-X vectors */
 	uint32_t dstrd; /* CAP.DSTRD */
 	bool dbbuf; /* offer Doorbell Buffer Config */
@@ -183,7 +186,7 @@ struct nvq_emu_params {
 /*
  * Parse @str ("key=val,key=val", "" for defaults) into @p. Keys: size ns
  * lbads qpairs mqes mdts lat lat_seed file msix dstrd dbbuf vwc cqr to
- * rdy_delay idle_spin stamp thp populate assist fault fault_seed (fault= may repeat, up to
+ * rdy_delay idle_spin stamp thp populate assist sn fault fault_seed (fault= may repeat, up to
  * NVQ_EMU_MAX_PARAM_FAULTS; see nvq_emu_fault_parse()). Sizes take K/M/G/T suffixes (binary),
  * durations ns/us/ms/s (bare numbers are nanoseconds). On error returns
  * -EINVAL with a message naming the key.

@@ -344,6 +344,7 @@ enum key_id {
 	K_THP,
 	K_POPULATE,
 	K_ASSIST,
+	K_SN,
 	K_FAULT,
 	K_FAULT_SEED,
 	K_NR
@@ -371,6 +372,7 @@ static const char *const key_names[K_NR] = {
 	[K_THP] = "thp",
 	[K_POPULATE] = "populate",
 	[K_ASSIST] = "assist",
+	[K_SN] = "sn",
 	[K_FAULT] = "fault",
 	[K_FAULT_SEED] = "fault_seed",
 };
@@ -446,6 +448,22 @@ static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
 		return parse_bool(name, v, &p->populate);
 	case K_ASSIST:
 		return parse_bool(name, v, &p->assist);
+	case K_SN: {
+		const char *q;
+
+		if (!*v || strlen(v) >= sizeof(p->sn))
+			return emu_err(
+				-EINVAL,
+				"emu parameter 'sn': 1 to %zu characters",
+				sizeof(p->sn) - 1);
+		for (q = v; *q; q++)
+			if (*q < 0x20 || *q > 0x7e)
+				return emu_err(-EINVAL,
+					       "emu parameter 'sn': printable "
+					       "ASCII only (Identify's SN)");
+		strcpy(p->sn, v);
+		return 0;
+	}
 	case K_FAULT:
 		return emu_fault_param(p, v); /* fault.c */
 	case K_FAULT_SEED: {
@@ -525,7 +543,7 @@ int nvq_emu_params_parse(const char *str, struct nvq_emu_params *p)
 				-EINVAL,
 				"emu parameter '%s': unknown key (size ns lbads "
 				"qpairs mqes mdts lat file msix dstrd dbbuf vwc "
-				"cqr to rdy_delay idle_spin lat_seed stamp thp populate assist fault "
+				"cqr to rdy_delay idle_spin lat_seed stamp thp populate assist sn fault "
 				"fault_seed)",
 				item);
 		/* fault= may repeat: one fault each. */
