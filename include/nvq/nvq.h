@@ -622,7 +622,9 @@ struct nvq_qos_queue *nvq_queue_qos(struct nvq_queue *q);
 /**
  * struct nvq_cpl - Result of a command, passed to its callback.
  * @err: 0, -EIO (NVMe error, see @status), -ECANCELED (aborted by SQ
- *	deletion or cancelled at nvq_close()), ...
+ *	deletion or cancelled at nvq_close(); @status is then SC 08h,
+ *	Command Aborted due to SQ Deletion, as the device posts it or as
+ *	the library sets it for commands it cancels), ...
  * @status: NVMe status field: SC 7:0 SCT 10:8 More DNR.
  * @result: CQE DW0.
  * @dw1: CQE DW1 (emu:stamp=1: the CQE posting time, ns).

@@ -208,8 +208,13 @@ void nvq_queue_cancel(struct nvq_queue *q)
 			done += nvq_req_finish(q, cmd);
 			continue;
 		}
+		/*
+		 * Deleting the SQ ends them: the status a controller posts
+		 * for that (SC 08h), never 0, which reads as success.
+		 */
 		cmd->cpl_err = -ECANCELED;
-		cmd->cpl_status = 0;
+		cmd->cpl_status =
+			NVQ_STATUS_MAKE(NVQ_SCT_GENERIC, NVQ_SC_ABORT_QUEUE);
 		cmd->cpl_result = 0;
 		cmd->cpl_dw1 = 0;
 		done += nvq_req_finish(q, cmd);

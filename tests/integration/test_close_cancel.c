@@ -16,6 +16,7 @@
 struct rec {
 	int calls[N];
 	int err[N];
+	uint16_t status[N];
 };
 
 static struct rec rec;
@@ -26,6 +27,7 @@ static void rec_cb(void *arg, const struct nvq_cpl *cpl)
 
 	__atomic_fetch_add(&rec.calls[i], 1, __ATOMIC_RELAXED);
 	rec.err[i] = cpl->err;
+	rec.status[i] = cpl->status;
 }
 
 static void run(enum nvq_mode mode)
@@ -57,6 +59,12 @@ static void run(enum nvq_mode mode)
 	for (i = 0; i < N; i++) {
 		CHECK_EQ(rec.calls[i], 1);
 		CHECK(rec.err[i] == 0 || rec.err[i] == -ECANCELED);
+		if (rec.err[i] == -ECANCELED) {
+			/* Never a status that reads as success. */
+			CHECK_EQ(NVQ_SC(rec.status[i]), NVQ_SC_ABORT_QUEUE);
+			CHECK(!strstr(nvq_status_str(rec.status[i]),
+				      "Successful"));
+		}
 		cancelled += rec.err[i] == -ECANCELED;
 	}
 	/* At least the ones the device never saw. */
