@@ -618,7 +618,7 @@ struct nvq_id_ctrl {
 };
 
 NVQ_STATIC_ASSERT(sizeof(struct nvq_id_ctrl) == NVQ_IDENTIFY_DATA_SIZE,
-	       "Identify Controller is 4096 bytes");
+		  "Identify Controller is 4096 bytes");
 NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, sn) == 4, "SN");
 NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, mn) == 24, "MN");
 NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl, fr) == 64, "FR");
@@ -714,7 +714,7 @@ struct nvq_id_ns {
 };
 
 NVQ_STATIC_ASSERT(sizeof(struct nvq_id_ns) == NVQ_IDENTIFY_DATA_SIZE,
-	       "Identify Namespace is 4096 bytes");
+		  "Identify Namespace is 4096 bytes");
 NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, nsfeat) == 24, "NSFEAT");
 NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, flbas) == 26, "FLBAS");
 NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns, dlfeat) == 33, "DLFEAT");
@@ -749,7 +749,7 @@ struct nvq_id_ctrl_nvm {
 };
 
 NVQ_STATIC_ASSERT(sizeof(struct nvq_id_ctrl_nvm) == NVQ_IDENTIFY_DATA_SIZE,
-	       "Identify Controller (NVM) is 4096 bytes");
+		  "Identify Controller (NVM) is 4096 bytes");
 NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl_nvm, dmrsl) == 4, "DMRSL");
 NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl_nvm, dmsl) == 8, "DMSL");
 
@@ -807,9 +807,9 @@ NVQ_STATIC_ASSERT(sizeof(struct nvq_smart_log) == 512, "SMART log 512 bytes");
 NVQ_STATIC_ASSERT(offsetof(struct nvq_smart_log, data_units_read) == 32, "DUR");
 NVQ_STATIC_ASSERT(offsetof(struct nvq_smart_log, host_reads) == 64, "HRC");
 NVQ_STATIC_ASSERT(offsetof(struct nvq_smart_log, unsafe_shutdowns) == 144,
-	       "unsafe shutdowns");
+		  "unsafe shutdowns");
 NVQ_STATIC_ASSERT(offsetof(struct nvq_smart_log, warning_temp_time) == 192,
-	       "WCTT");
+		  "WCTT");
 NVQ_STATIC_ASSERT(offsetof(struct nvq_smart_log, temp_sensor) == 200, "TS1");
 
 struct nvq_fw_slot_log {
