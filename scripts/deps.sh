@@ -17,10 +17,11 @@ if [ "$want" = test ]; then
 	# headers; libnvme-dev and binutils: the ABI tests (nvq's headers
 	# beside libnvme's, nm -D on libnvq.so); clang and its libFuzzer
 	# runtime: the fuzz targets (docs/fuzzing.md); g++: the public headers
-	# compiled as C++.
+	# compiled as C++; nvme-cli: the reference whose JSON names nvq's
+	# admin commands match (compared in the QEMU guest).
 	pkgs="$pkgs valgrind fio qemu-system-x86 linux-image-amd64"
 	pkgs="$pkgs busybox-static dpkg-dev libnvme-dev binutils"
-	pkgs="$pkgs clang libclang-rt-14-dev g++"
+	pkgs="$pkgs clang libclang-rt-14-dev g++ nvme-cli"
 fi
 
 missing=""
