@@ -134,7 +134,8 @@ struct jfile {
 	uint32_t nsid;
 	unsigned int lba_shift;
 	uint64_t lba_mask;
-	uint64_t nlba;
+	uint64_t base_lba; /* where this file's region of the namespace starts */
+	uint64_t nlba; /* LBAs in the region */
 };
 
 /* Where a request is (struct req.state, atomic). */
@@ -970,6 +971,15 @@ static enum fio_q_status fio_nvq_queue(struct thread_data *td,
 				io_u->offset, 1u << jf->lba_shift, jf->nsid);
 		slba = io_u->offset >> jf->lba_shift;
 		nlb = io_u->xfer_buflen >> jf->lba_shift;
+		if (unlikely(slba >= jf->nlba || nlb > jf->nlba - slba))
+			return refuse(td, io_u, EINVAL,
+				      "%s %llu bytes at %llu: past the end "
+				      "of the file's %llu bytes",
+				      io_ddir_name(io_u->ddir),
+				      io_u->xfer_buflen, io_u->offset,
+				      (unsigned long long)jf->nlba
+					      << jf->lba_shift);
+		slba += jf->base_lba;
 		if (unlikely(nlb > UINT32_MAX))
 			return refuse(td, io_u, EINVAL,
 				      "%s of %llu bytes is too large",
@@ -1232,6 +1242,73 @@ static struct fio_file *job_file(struct thread_data *td, unsigned int i)
 	return td->files[i];
 }
 
+/*
+ * Files of one job that name the same namespace (uri= with nrfiles=N, or
+ * one controller named twice in filename=) would all start at LBA 0 and
+ * overwrite each other's blocks. As fio does for N files in one sized
+ * area, each gets its own region instead: the namespace split in
+ * @*count equal parts, @f's being part @*index. Returns 0, or a negative
+ * errno when a file's name is not a URI.
+ */
+static int file_region(struct thread_data *td, const struct fio_file *f,
+		       const char *uri, unsigned int *index,
+		       unsigned int *count)
+{
+	char buf[PATH_MAX];
+	struct fio_file *g;
+	unsigned int i;
+	int rc;
+
+	*index = 0;
+	*count = 0;
+	for (i = 0; (g = job_file(td, i)); i++) {
+		rc = file_uri(td->eo, g, buf, sizeof(buf));
+		if (rc)
+			return rc;
+		if (strcmp(buf, uri))
+			continue;
+		if (g == f)
+			*index = *count;
+		(*count)++;
+	}
+	if (!*count)
+		*count = 1; /* @f is not in the job's list (yet) */
+	return 0;
+}
+
+/*
+ * The region of namespace @info that file @f of @td owns: @*base and
+ * @*nlba in LBAs. -EINVAL when the namespace is too small to split.
+ */
+static int region_of(struct thread_data *td, const struct fio_file *f,
+		     const char *uri, const struct nvq_ns_info *info, bool say,
+		     uint64_t *base, uint64_t *nlba)
+{
+	unsigned int index, count;
+	int rc;
+
+	rc = file_region(td, f, uri, &index, &count);
+	if (rc)
+		return rc;
+	*nlba = info->nlba / count;
+	*base = *nlba * index;
+	if (!*nlba) {
+		log_err("nvq: %s: %u files on namespace %u of %s, which has "
+			"only %llu LBAs\n",
+			td->o.name, count, info->nsid, uri,
+			(unsigned long long)info->nlba);
+		return -EINVAL;
+	}
+	if (say && count > 1)
+		log_info("nvq: %s: %u files share namespace %u of %s: file %s "
+			 "is LBAs %llu..%llu (part %u of %u)\n",
+			 td->o.name, count, info->nsid, uri, f->file_name,
+			 (unsigned long long)*base,
+			 (unsigned long long)(*base + *nlba - 1), index + 1,
+			 count);
+	return 0;
+}
+
 static unsigned int pow2_at_least(unsigned int n)
 {
 	unsigned int p = 1;
@@ -1295,7 +1372,9 @@ static int fio_nvq_init(struct thread_data *td)
 		jf->nsid = info.nsid;
 		jf->lba_shift = (unsigned int)__builtin_ctz(info.lba_size);
 		jf->lba_mask = info.lba_size - 1;
-		jf->nlba = info.nlba;
+		if (region_of(td, f, uri, &info, true, &jf->base_lba,
+			      &jf->nlba))
+			goto fail;
 		FILE_SET_ENG_DATA(f, jf);
 	}
 	j->owner_only = true;
@@ -1469,6 +1548,7 @@ static int fio_nvq_get_file_size(struct thread_data *td, struct fio_file *f)
 {
 	struct jfile *jf = td->io_ops_data ? FILE_ENG_DATA(f) : NULL;
 	struct nvq_ns_info info;
+	uint64_t base, nlba;
 	char uri[PATH_MAX];
 	struct dev *d;
 	int rc;
@@ -1495,7 +1575,10 @@ static int fio_nvq_get_file_size(struct thread_data *td, struct fio_file *f)
 	dev_put(d, td->o.use_thread);
 	if (rc)
 		goto fail;
-	f->real_file_size = info.nlba * info.lba_size;
+	rc = region_of(td, f, uri, &info, false, &base, &nlba);
+	if (rc)
+		goto fail;
+	f->real_file_size = nlba * info.lba_size;
 known:
 	f->filetype = FIO_TYPE_BLOCK;
 	fio_file_set_size_known(f);
@@ -1532,11 +1615,11 @@ static int fio_nvq_open_file(struct thread_data *td, struct fio_file *f)
 	lba = 1ull << jf->lba_shift;
 	size = jf->nlba << jf->lba_shift;
 	if (f->file_offset > size || f->io_size > size - f->file_offset) {
-		log_err("nvq: %s: offset %llu + size %llu exceed namespace %u "
-			"of %s (%llu bytes)\n",
+		log_err("nvq: %s: offset %llu + size %llu exceed the %llu "
+			"bytes of namespace %u of %s this file has\n",
 			td->o.name, (unsigned long long)f->file_offset,
-			(unsigned long long)f->io_size, jf->nsid,
-			jf->jd->dev->uri, size);
+			(unsigned long long)f->io_size, size, jf->nsid,
+			jf->jd->dev->uri);
 		goto fail;
 	}
 	for (ddir = 0; ddir < DDIR_RWDIR_CNT; ddir++) {

@@ -205,6 +205,22 @@ verify-512)
 	verify_ok --filename=emu.size=32M,lbads=9 --bsrange=512-64k \
 		--iodepth=16 --size=8M
 	;;
+aliasing)
+	# Files of one job on one namespace (uri= with nrfiles=2, or one
+	# controller named twice in filename=) each get their own half of it:
+	# both are written in full and verify, none overwrites the other.
+	for files in "--uri=emu:size=16M --nrfiles=2" \
+		"--filename=emu.size=16M:emu.size=16M"; do
+		verify_ok $files --bs=4k --iodepth=8
+		jcheck "jobs[0]['write']['io_bytes'] == 16 << 20" \
+			"two files did not write the whole 16 MiB ($files)"
+		grep -q "2 files share namespace 1 of emu:size=16M: .* is LBAs 2048..4095 (part 2 of 2)" \
+			"$tmp/out" "$tmp/err" || fail "no region line ($files)"
+	done
+	# A file may not grow past its half.
+	expect_error "exceed the 8388608 bytes of namespace 1" \
+		--uri=emu:size=16M --nrfiles=2 --filesize=12M --size=24M
+	;;
 verify-split)
 	# mdts=5: at most 128 KiB per command; 256 KiB requests take two.
 	verify_ok --filename=emu.size=64M,mdts=5 --bs=256k --iodepth=32 \
