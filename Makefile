@@ -13,7 +13,7 @@ SOAK_SECONDS ?= 180
 SOAK_ARGS ?=
 MESON_TEST_ARGS ?= --print-errorlogs
 
-.PHONY: all build run test test-asan test-tsan deps deps-test clean format \
+.PHONY: all build fio-headers run test test-asan test-tsan deps deps-test clean format \
 	check-format install bench-cost fuzz soak
 
 all: build
@@ -27,10 +27,35 @@ deps-test:
 	@sh scripts/deps.sh test
 	@sh scripts/fio-source.sh >/dev/null
 
-$(BUILD)/build.ninja: | deps
+$(BUILD)/build.ninja: | deps fio-headers
 	meson setup $(BUILD) --buildtype=release -Dtests=false
 
-build: deps $(BUILD)/build.ninja
+# The fio ioengine (build/fio/libnvq_fio.so) compiles only against fio's
+# own headers, of the installed fio's version (fio/meson.build): when fio is
+# installed, fetch them into build-deps/ (scripts/fio-source.sh) and say so,
+# or say why the engine is not built. Neither stops the rest of the build.
+fio-headers:
+	@v=$$(fio --version 2>/dev/null || true); \
+	if [ -z "$$v" ]; then \
+		echo "== fio ioengine not built: fio is not installed" \
+			"(apt-get install fio, then make again)"; \
+	elif [ ! -f "build-deps/$$v/config-host.h" ]; then \
+		echo "== fio ioengine: fetching $$v's headers into" \
+			"build-deps/$$v (scripts/fio-source.sh)"; \
+		sh scripts/fio-source.sh >/dev/null || \
+			echo "== fio ioengine not built: fetching fio's" \
+				"source failed (see above)"; \
+	fi
+
+# A tree configured before the fio headers were there is reconfigured
+# once they are, so that it builds the engine.
+build: deps fio-headers $(BUILD)/build.ninja
+	@v=$$(fio --version 2>/dev/null || true); \
+	if [ -n "$$v" ] && [ -f "build-deps/$$v/config-host.h" ] && \
+	   ! grep -q libnvq_fio $(BUILD)/build.ninja; then \
+		echo "== fio ioengine: reconfiguring $(BUILD) to build it"; \
+		meson setup --reconfigure $(BUILD) >/dev/null; \
+	fi
 	ninja -C $(BUILD)
 
 # The main job: a short benchmark on the emulated controller.
