@@ -182,16 +182,42 @@ static void fill_id_ctrl(struct nvq_emu *c, struct nvq_id_ctrl *id)
 	id->psd[0].exit_lat = 10;
 }
 
+const uint8_t emu_lbaf_ds[2] = { 9, 12 };
+const uint16_t emu_lbaf_ms[EMU_NR_MS] = { 0, 8, 16, 32, 64, 128 };
+
+int emu_lbaf_index(uint32_t lbads, uint32_t ms)
+{
+	int i, d = lbads == 9 ? 0 : lbads == 12 ? 1 : -1;
+
+	for (i = 0; d >= 0 && i < EMU_NR_MS; i++)
+		if (emu_lbaf_ms[i] == ms)
+			return d * EMU_NR_MS + i;
+	return -1;
+}
+
 static void fill_id_ns(struct nvq_emu *c, uint32_t nsid, struct nvq_id_ns *id)
 {
+	int i;
+
 	memset(id, 0, sizeof(*id));
 	id->nsze = id->ncap = id->nuse = c->ns_blocks;
 	id->nsfeat = 0;
-	id->nlbaf = 0;
-	id->flbas = 0;
+	/* LBA formats: 512 and 4096 bytes, each with 0 8 16 32 64 128
+	 * bytes of metadata (emu_lbaf_index()). */
+	for (i = 0; i < EMU_NR_LBAF; i++) {
+		id->lbaf[i].ds = emu_lbaf_ds[i / EMU_NR_MS];
+		id->lbaf[i].ms = emu_lbaf_ms[i % EMU_NR_MS];
+	}
+	id->nlbaf = EMU_NR_LBAF - 1;
+	id->flbas = (uint8_t)(emu_lbaf_index(c->p.lbads, c->p.ms) |
+			      (c->p.mset ? NVQ_NS_FLBAS_META_EXT : 0));
+	/* MC: extended and separate metadata. DPC: types 1-3, first or
+	 * last 8 bytes. DPS: the type, bit 3 first 8 bytes. */
+	id->mc = 0x3;
+	id->dpc = 0x1f;
+	id->dps = (uint8_t)(c->p.pi | (c->p.pil ? 0x8 : 0));
 	id->dlfeat = NVQ_NS_DLFEAT_READ_ZEROES | NVQ_NS_DLFEAT_WZ_DEAC;
 	nvq_u128_add(id->nvmcap, c->p.ns_size);
-	id->lbaf[0].ds = (uint8_t)c->p.lbads;
 	memcpy(id->nguid, c->sn, 12);
 	memcpy(id->nguid + 12, &nsid, 4);
 	id->eui64[0] = 0x02; /* locally administered */

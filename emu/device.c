@@ -384,6 +384,8 @@ static void free_all(struct nvq_emu *c)
 	free(c->heap);
 	free(c->segs);
 	free(c->bounce);
+	free(c->xdata);
+	free(c->xmd);
 	free(c->sqs);
 	free(c->cqs);
 	free(c->active);
@@ -404,7 +406,8 @@ int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **out)
 	    (p->lbads != 9 && p->lbads != 12) || !p->qpairs ||
 	    p->qpairs > 65535 || !p->mqes || p->mqes > 65535 || !p->msix ||
 	    p->msix > EMU_MAX_MSIX || p->dstrd > 15 || !p->to || p->to > 255 ||
-	    p->mdts > 20 || !p->ns_size || p->ns_size % (1ull << p->lbads))
+	    p->mdts > 20 || !p->ns_size || p->ns_size % (1ull << p->lbads) ||
+	    !emu_ms_valid(p->ms) || p->pi > 3 || (p->pi && p->ms < 8))
 		return emu_err(-EINVAL, "emu: invalid parameters");
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -441,6 +444,8 @@ int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **out)
 	c->bounce_len = 8192;
 	c->bounce = aligned_alloc(4096, c->bounce_len);
 	seg_bytes = c->max_xfer > 65536 ? c->max_xfer : 65536;
+	/* Extended LBAs: up to 128 bytes of metadata per 512 of data. */
+	seg_bytes += seg_bytes / 4;
 	c->max_segs = (uint32_t)(seg_bytes / 4096 + 4);
 	c->segs = malloc(c->max_segs * sizeof(*c->segs));
 	if (!c->dbs || !c->db_live || !c->sqs || !c->cqs || !c->active ||

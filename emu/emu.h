@@ -181,12 +181,26 @@ struct nvq_emu_params {
 	struct nvq_emu_fault faults[NVQ_EMU_MAX_PARAM_FAULTS];
 	uint32_t nr_faults;
 	uint64_t fault_seed;
+	/*
+	 * LBA format (docs/emu.md "Metadata and protection information"),
+	 * as QEMU's nvme-ns: metadata bytes per block (0 8 16 32 64 128),
+	 * extended LBA (1: metadata follows each block's data in the data
+	 * buffer; 0: a separate buffer at MPTR), protection information
+	 * type (0-3, needs ms >= 8, 16b guard), and its place (1: the first
+	 * 8 bytes of the metadata, 0: the last 8). A Format NVM changes
+	 * these and lbads: nvq_emu_params() then reports the current format.
+	 */
+	uint32_t ms;
+	bool mset;
+	uint32_t pi;
+	bool pil;
 };
 
 /*
  * Parse @str ("key=val,key=val", "" for defaults) into @p. Keys: size ns
  * lbads qpairs mqes mdts lat lat_seed file msix dstrd dbbuf vwc cqr to
- * rdy_delay idle_spin stamp thp populate assist sn fault fault_seed (fault= may repeat, up to
+ * rdy_delay idle_spin stamp thp populate assist sn fault fault_seed ms mset
+ * pi pil (fault= may repeat, up to
  * NVQ_EMU_MAX_PARAM_FAULTS; see nvq_emu_fault_parse()). Sizes take K/M/G/T suffixes (binary),
  * durations ns/us/ms/s (bare numbers are nanoseconds). On error returns
  * -EINVAL with a message naming the key.

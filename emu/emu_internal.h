@@ -105,7 +105,40 @@ struct emu_media {
 	 * stores zeroes into the host buffer and touches no media page.
 	 */
 	uint64_t *written;
+	/*
+	 * Metadata (ms > 0; mdstore.c), kept apart from the data so that a
+	 * data image stays a plain image: RAM, or the sidecar file
+	 * FILE.md (a 4 KiB header naming the format, then the metadata of
+	 * every block in turn). Stored inverted, so that what was never
+	 * written (a zero page, a hole) reads as all FFh.
+	 */
+	uint8_t *md; /* RAM: md_len bytes; NULL for a file or ms = 0 */
+	uint64_t md_len;
+	int mdfd; /* the sidecar, -1 if none */
+	char mdpath[PATH_MAX + 4];
 };
+
+/* Metadata bytes per block the emulator offers (ms=). */
+static inline bool emu_ms_valid(uint32_t ms)
+{
+	return ms == 0 || ms == 8 || ms == 16 || ms == 32 || ms == 64 ||
+	       ms == 128;
+}
+
+/* Open the metadata store for @p's format (media open); 0 or -errno
+ * with a message (a sidecar of another format: -EINVAL). */
+int emu_md_open(struct emu_media *m, const struct nvq_emu_params *p);
+void emu_md_close(struct emu_media *m);
+/*
+ * Move @len bytes of metadata at @off of the store (block b of
+ * namespace n: ((n - 1) * blocks + b) * ms) from / to @buf. 0 or -errno.
+ */
+int emu_md_rw(struct emu_media *m, uint64_t off, uint8_t *buf, uint64_t len,
+	      bool write);
+/* Set [@off, @off + @len) to @val: FFh = never written, 0h = zeroed. */
+int emu_md_fill(struct emu_media *m, uint64_t off, uint64_t len, uint8_t val);
+/* Format: the store for format @p, every block's metadata FFh again. */
+int emu_md_format(struct emu_media *m, const struct nvq_emu_params *p);
 
 /*
  * RAM, or the backing file (created, locked: -EBUSY when another
@@ -344,6 +377,9 @@ struct nvq_emu {
 	struct emu_seg *segs; /* PRP walk scratch */
 	uint32_t max_segs;
 	uint8_t *bounce; /* admin data scratch, 4 KiB aligned */
+	/* Metadata formats: a command's data and metadata (nvm.c). */
+	uint8_t *xdata, *xmd;
+	uint64_t xdata_len, xmd_len;
 	size_t bounce_len;
 
 	bool dbbuf_on;
@@ -470,6 +506,15 @@ bool emu_queues_idle_check(struct nvq_emu *c, bool publish);
 uint64_t emu_irq_deadline(struct nvq_emu *c);
 
 /* ---- admin.c, nvm.c: return the NVMe status, fill @req->dw0 ---- */
+
+/* LBA formats of Identify Namespace: [d * EMU_NR_MS + m] is
+ * emu_lbaf_ds[d] with emu_lbaf_ms[m] bytes of metadata. */
+#define EMU_NR_MS 6
+#define EMU_NR_LBAF (2 * EMU_NR_MS)
+extern const uint8_t emu_lbaf_ds[2];
+extern const uint16_t emu_lbaf_ms[EMU_NR_MS];
+/* The format index of (@lbads, @ms), -1 if none. */
+int emu_lbaf_index(uint32_t lbads, uint32_t ms);
 
 /* Execute an admin command. */
 uint16_t emu_admin_exec(struct nvq_emu *c, struct emu_req *req);

@@ -233,7 +233,24 @@ static int populate(struct emu_media *m)
 	return 0;
 }
 
+static int data_open(struct emu_media *m, const struct nvq_emu_params *p);
+
 int emu_media_open(struct emu_media *m, const struct nvq_emu_params *p)
+{
+	int ret;
+
+	m->md = NULL;
+	m->mdfd = -1;
+	ret = data_open(m, p);
+	if (ret)
+		return ret;
+	ret = emu_md_open(m, p);
+	if (ret)
+		emu_media_close(m);
+	return ret;
+}
+
+static int data_open(struct emu_media *m, const struct nvq_emu_params *p)
 {
 	uint64_t total = p->ns_size * p->nr_ns;
 	long pg = sysconf(_SC_PAGESIZE);
@@ -275,6 +292,7 @@ int emu_media_open(struct emu_media *m, const struct nvq_emu_params *p)
 
 void emu_media_close(struct emu_media *m)
 {
+	emu_md_close(m);
 	if (m->base)
 		munmap(m->base, m->len);
 	free(m->written);

@@ -347,6 +347,10 @@ enum key_id {
 	K_SN,
 	K_FAULT,
 	K_FAULT_SEED,
+	K_MS,
+	K_MSET,
+	K_PI,
+	K_PIL,
 	K_NR
 };
 
@@ -375,6 +379,10 @@ static const char *const key_names[K_NR] = {
 	[K_SN] = "sn",
 	[K_FAULT] = "fault",
 	[K_FAULT_SEED] = "fault_seed",
+	[K_MS] = "ms",
+	[K_MSET] = "mset",
+	[K_PI] = "pi",
+	[K_PIL] = "pil",
 };
 
 static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
@@ -476,6 +484,21 @@ static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
 				v);
 		return 0;
 	}
+	case K_MS:
+		ret = parse_uint(name, v, 0, 128, &p->ms);
+		if (!ret && !emu_ms_valid(p->ms))
+			ret = emu_err(
+				-EINVAL,
+				"emu parameter 'ms': %s metadata bytes per "
+				"block not supported (0 8 16 32 64 128)",
+				v);
+		return ret;
+	case K_MSET:
+		return parse_bool(name, v, &p->mset);
+	case K_PI:
+		return parse_uint(name, v, 0, 3, &p->pi);
+	case K_PIL:
+		return parse_bool(name, v, &p->pil);
 	case K_NR:
 		break;
 	}
@@ -489,6 +512,20 @@ static int check(struct nvq_emu_params *p)
 	if (!p->msix)
 		p->msix = p->qpairs + 1 > EMU_MAX_MSIX ? EMU_MAX_MSIX :
 							 p->qpairs + 1;
+	if (p->pi && p->ms < 8)
+		return emu_err(-EINVAL,
+			       "emu parameter 'pi': protection information "
+			       "needs 8 bytes of metadata per block: add ms=8 "
+			       "(or more), or use pi=0");
+	if (!p->ms && (p->mset || p->pil))
+		return emu_err(-EINVAL,
+			       "emu parameter '%s': only means something with "
+			       "metadata: add ms=8 (or more)",
+			       p->mset ? "mset" : "pil");
+	if (p->pil && !p->pi)
+		return emu_err(-EINVAL,
+			       "emu parameter 'pil': places protection "
+			       "information: add pi=1, 2 or 3");
 	if (p->ns_size < lba || p->ns_size % lba)
 		return emu_err(
 			-EINVAL,
@@ -544,7 +581,7 @@ int nvq_emu_params_parse(const char *str, struct nvq_emu_params *p)
 				"emu parameter '%s': unknown key (size ns lbads "
 				"qpairs mqes mdts lat file msix dstrd dbbuf vwc "
 				"cqr to rdy_delay idle_spin lat_seed stamp thp populate assist sn fault "
-				"fault_seed)",
+				"fault_seed ms mset pi pil)",
 				item);
 		/* fault= may repeat: one fault each. */
 		if (seen[k] && k != K_FAULT)

@@ -120,7 +120,7 @@ static void identify(void)
 	CHECK_EQ(ns->nsze, (16u << 20) / 512);
 	CHECK_EQ(ns->ncap, ns->nsze);
 	CHECK_EQ(ns->nuse, ns->nsze);
-	CHECK_EQ(ns->nlbaf, 0);
+	CHECK_EQ(ns->nlbaf, 11); /* 512 and 4096, each with 6 metadata sizes */
 	CHECK_EQ(nvq_flbas_index(ns->flbas), 0);
 	CHECK_EQ(ns->lbaf[0].ds, 9);
 	CHECK_EQ(ns->lbaf[0].ms, 0);
