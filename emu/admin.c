@@ -158,7 +158,11 @@ static void fill_id_ctrl(struct nvq_emu *c, struct nvq_id_ctrl *id)
 	id->ver = NVQ_VS(2, 0, 0);
 	id->rtd3e = 1000000; /* us: a shutdown flushes the file backing */
 	id->cntrltype = 1; /* I/O controller */
-	id->oacs = c->p.dbbuf ? NVQ_CTRL_OACS_DBBUF : 0;
+	id->oacs = (c->p.dbbuf ? NVQ_CTRL_OACS_DBBUF : 0) |
+		   NVQ_CTRL_OACS_FORMAT;
+	/* FNA bit 0: one format for all namespaces (a Format of any of
+	 * them formats all); no cryptographic erase. */
+	id->fna = 0x1;
 	id->acl = EMU_ACL;
 	id->aerl = EMU_AERL;
 	id->frmw = 0x3; /* one slot, read-only */
@@ -370,6 +374,55 @@ static uint16_t dbbuf_config(struct nvq_emu *c, struct emu_req *req)
 	return 0;
 }
 
+/*
+ * Format NVM (NVMe Base 2.0, 5.14; NVM Command Set 1.0, 4.1.4): every
+ * namespace (FNA bit 0) to LBA format LBAFU:LBAF with MSET, PI, PIL; all
+ * data and metadata erased whatever SES (1: user data erase is what
+ * always happens; 2: no cryptographic erase here).
+ */
+static uint16_t format_nvm(struct nvq_emu *c, struct emu_req *req)
+{
+	const struct nvq_sqe *sqe = req->sqe;
+	uint32_t dw10 = sqe->cdw10, nsid = sqe->nsid;
+	uint32_t idx = (dw10 & 0xf) | ((dw10 >> 12) & 0x3) << 4;
+	uint32_t pi = (dw10 >> 5) & 0x7, ses = (dw10 >> 9) & 0x7;
+	struct nvq_emu_params np = c->p;
+	uint16_t ms;
+	int ret;
+
+	req->err_loc = NVQ_ERR_LOC(nsid);
+	if (nsid != NVQ_NSID_ALL && nsid - 1 >= c->p.nr_ns)
+		return nsid && nsid <= EMU_NN ? ST_INVALID_FIELD :
+						EMU_ST_GEN(NVQ_SC_INVALID_NS);
+	req->err_loc = NVQ_ERR_LOC(cdw10);
+	if (ses > 1)
+		return ST_INVALID_FIELD; /* 2: FNA bit 2 is clear */
+	if (idx >= EMU_NR_LBAF)
+		return EMU_ST_CMD(NVQ_SC_INVALID_FORMAT);
+	ms = emu_lbaf_ms[idx % EMU_NR_MS];
+	/* PI needs 8 bytes of metadata; types 1-3 only. */
+	if (pi > 3 || (pi && ms < 8))
+		return EMU_ST_CMD(NVQ_SC_INVALID_FORMAT);
+	np.lbads = emu_lbaf_ds[idx / EMU_NR_MS];
+	np.ms = ms;
+	np.mset = ms && (dw10 & (1u << 4));
+	np.pi = pi;
+	np.pil = pi && (dw10 & (1u << 8));
+	/* Every block erased: data zero (deallocated), metadata FFh. */
+	if (emu_media_zero(&c->media, 0, c->media.len, true))
+		return EMU_ST_GEN(NVQ_SC_INTERNAL);
+	ret = emu_md_format(&c->media, &np);
+	if (ret)
+		return EMU_ST_GEN(NVQ_SC_INTERNAL);
+	c->p = np;
+	c->lba_size = 1u << np.lbads;
+	c->ns_blocks = np.ns_size >> np.lbads;
+	c->max_xfer = (uint64_t)65536 << np.lbads;
+	if (np.mdts && (4096ull << np.mdts) < c->max_xfer)
+		c->max_xfer = 4096ull << np.mdts;
+	return 0;
+}
+
 void emu_admin_reset(struct nvq_emu *c)
 {
 	c->nr_aer = 0;
@@ -400,6 +453,8 @@ uint16_t emu_admin_exec(struct nvq_emu *c, struct emu_req *req)
 		return emu_get_features(c, req);
 	case nvq_admin_async_event:
 		return async_event(c, req);
+	case nvq_admin_format_nvm:
+		return format_nvm(c, req);
 	case nvq_admin_dbbuf:
 		if (c->p.dbbuf)
 			return dbbuf_config(c, req);

@@ -443,7 +443,10 @@ int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **out)
 	/* Admin data (Identify, logs, DSM ranges) is at most 4 KiB. */
 	c->bounce_len = 8192;
 	c->bounce = aligned_alloc(4096, c->bounce_len);
-	seg_bytes = c->max_xfer > 65536 ? c->max_xfer : 65536;
+	/* For the largest transfer of any format (Format NVM). */
+	seg_bytes = (uint64_t)65536 << 12;
+	if (p->mdts && (4096ull << p->mdts) < seg_bytes)
+		seg_bytes = 4096ull << p->mdts;
 	/* Extended LBAs: up to 128 bytes of metadata per 512 of data. */
 	seg_bytes += seg_bytes / 4;
 	c->max_segs = (uint32_t)(seg_bytes / 4096 + 4);
