@@ -163,6 +163,8 @@ static void fill_id_ctrl(struct nvq_emu *c, struct nvq_id_ctrl *id)
 	/* FNA bit 0: one format for all namespaces (a Format of any of
 	 * them formats all); no cryptographic erase. */
 	id->fna = 0x1;
+	/* SANICAP: Block Erase and Overwrite, no Crypto Erase. */
+	id->sanicap = 0x6;
 	id->acl = EMU_ACL;
 	id->aerl = EMU_AERL;
 	id->frmw = 0x3; /* one slot, read-only */
@@ -453,6 +455,8 @@ uint16_t emu_admin_exec(struct nvq_emu *c, struct emu_req *req)
 		return emu_get_features(c, req);
 	case nvq_admin_async_event:
 		return async_event(c, req);
+	case EMU_ADMIN_SANITIZE:
+		return emu_sanitize(c, req);
 	case nvq_admin_format_nvm:
 		return format_nvm(c, req);
 	case nvq_admin_dbbuf:

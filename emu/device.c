@@ -119,6 +119,12 @@ static inline uint16_t exec_cmd(struct nvq_emu *c, struct emu_req *req)
 		req->err_loc = NVQ_ERR_LOC(flags);
 		return EMU_ST_GEN(NVQ_SC_INVALID_FIELD);
 	}
+	if (emu_unlikely(c->san_sstat >= 2)) {
+		uint16_t st = emu_sanitize_block(c, req->sqe, !req->sq->qid);
+
+		if (st)
+			return st;
+	}
 	if (req->sq->qid)
 		return emu_nvm_exec(c, req);
 	return emu_admin_exec(c, req);

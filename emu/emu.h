@@ -194,6 +194,10 @@ struct nvq_emu_params {
 	bool mset;
 	uint32_t pi;
 	bool pil;
+	/* How long a Sanitize runs (sanitize_ms=, default 100 ms), and
+	 * sanitize_fail=1: every sanitize operation fails (a test aid). */
+	uint64_t sanitize_ns;
+	bool sanitize_fail;
 };
 
 /*

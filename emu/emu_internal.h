@@ -377,6 +377,10 @@ struct nvq_emu {
 	struct emu_seg *segs; /* PRP walk scratch */
 	uint32_t max_segs;
 	uint8_t *bounce; /* admin data scratch, 4 KiB aligned */
+	/* Sanitize (sanitize.c): SSTAT, its command, when it ends. */
+	uint32_t san_sstat, san_cdw10, san_pattern;
+	bool san_failed_ause, san_exited;
+	uint64_t san_start, san_end;
 	/* Metadata formats: a command's data and metadata (nvm.c). */
 	uint8_t *xdata, *xmd;
 	uint64_t xdata_len, xmd_len;
@@ -515,6 +519,18 @@ extern const uint8_t emu_lbaf_ds[2];
 extern const uint16_t emu_lbaf_ms[EMU_NR_MS];
 /* The format index of (@lbads, @ms), -1 if none. */
 int emu_lbaf_index(uint32_t lbads, uint32_t ms);
+
+/* Sanitize (sanitize.c). Admin opcode 84h, log 81h. */
+#define EMU_ADMIN_SANITIZE 0x84
+#define EMU_LOG_SANITIZE 0x81
+/* Finish a sanitize whose time has come. */
+void emu_sanitize_poll(struct nvq_emu *c);
+/* 0, or the status that refuses @sqe while a sanitize runs or failed. */
+uint16_t emu_sanitize_block(struct nvq_emu *c, const struct nvq_sqe *sqe,
+			    bool admin);
+uint16_t emu_sanitize(struct nvq_emu *c, struct emu_req *req);
+/* The Sanitize Status log (512 bytes) into @buf; returns its size. */
+size_t emu_sanitize_log(struct nvq_emu *c, uint8_t *buf);
 
 /* Execute an admin command. */
 uint16_t emu_admin_exec(struct nvq_emu *c, struct emu_req *req);

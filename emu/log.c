@@ -248,6 +248,9 @@ uint16_t emu_get_log_page(struct nvq_emu *c, struct emu_req *req)
 	case NVQ_LOG_FW_SLOT:
 		size = fw_log(buf);
 		break;
+	case EMU_LOG_SANITIZE:
+		size = emu_sanitize_log(c, buf);
+		break;
 	default:
 		return EMU_ST_CMD(NVQ_SC_INVALID_LOG_PAGE);
 	}

@@ -28,6 +28,7 @@ void nvq_emu_params_default(struct nvq_emu_params *p)
 	p->idle_spin_ns = 50000;
 	p->media.seed = 0x6e76712d6c6174ull; /* fixed: runs repeat */
 	p->fault_seed = 0x6e76712d666c74ull; /* fixed: faults repeat */
+	p->sanitize_ns = 100000000; /* 100 ms */
 }
 
 /* Unsigned decimal (or 0x hex) prefix; returns the rest, NULL if none. */
@@ -351,6 +352,8 @@ enum key_id {
 	K_MSET,
 	K_PI,
 	K_PIL,
+	K_SANITIZE_MS,
+	K_SANITIZE_FAIL,
 	K_NR
 };
 
@@ -383,6 +386,8 @@ static const char *const key_names[K_NR] = {
 	[K_MSET] = "mset",
 	[K_PI] = "pi",
 	[K_PIL] = "pil",
+	[K_SANITIZE_MS] = "sanitize_ms",
+	[K_SANITIZE_FAIL] = "sanitize_fail",
 };
 
 static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
@@ -499,6 +504,12 @@ static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
 		return parse_uint(name, v, 0, 3, &p->pi);
 	case K_PIL:
 		return parse_bool(name, v, &p->pil);
+	case K_SANITIZE_MS:
+		ret = parse_uint(name, v, 0, 3600000, &u);
+		p->sanitize_ns = (uint64_t)u * 1000000;
+		return ret;
+	case K_SANITIZE_FAIL:
+		return parse_bool(name, v, &p->sanitize_fail);
 	case K_NR:
 		break;
 	}
@@ -581,7 +592,7 @@ int nvq_emu_params_parse(const char *str, struct nvq_emu_params *p)
 				"emu parameter '%s': unknown key (size ns lbads "
 				"qpairs mqes mdts lat file msix dstrd dbbuf vwc "
 				"cqr to rdy_delay idle_spin lat_seed stamp thp populate assist sn fault "
-				"fault_seed ms mset pi pil)",
+				"fault_seed ms mset pi pil sanitize_ms sanitize_fail)",
 				item);
 		/* fault= may repeat: one fault each. */
 		if (seen[k] && k != K_FAULT)
