@@ -49,7 +49,18 @@ static const struct option_def {
 	{ OPT_FMT, 'o', "output-format" },
 	{ OPT_IO_TMO, LONG_IO_TMO, "io-timeout-ms" },
 	{ OPT_ADMIN_TMO, LONG_ADMIN_TMO, "admin-timeout-ms" },
+	{ OPT_DSIZE, 'z', "data-size" },
+	{ OPT_FUA, 'f', "force-unit-access" },
+	{ OPT_MD, 'M', "metadata" },
+	{ OPT_MDSIZE, 'y', "metadata-size" },
+	{ OPT_PRINFO, 'p', "prinfo" },
+	{ OPT_REFTAG, 'r', "ref-tag" },
+	{ OPT_APPTAG, 'a', "app-tag" },
+	{ OPT_APPMASK, 'm', "app-tag-mask" },
 };
+
+/* The options that take no value (the rest need one) */
+#define OPTS_NO_VALUE OPT_FUA
 
 /* "-n/--namespace-id", or "--io-timeout-ms" for a long-only option. */
 static const char *opt_name(const struct option_def *o, char *buf, size_t len)
@@ -157,13 +168,17 @@ int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 	for (size_t i = 0; i < ARRAY_SIZE(option_defs); i++) {
 		if (!(c->opts & option_defs[i].flag))
 			continue;
-		longopts[n++] = (struct option){ option_defs[i].long_name,
-						 required_argument, NULL,
-						 option_defs[i].short_name };
+		longopts[n++] =
+			(struct option){ option_defs[i].long_name,
+					 (option_defs[i].flag & OPTS_NO_VALUE) ?
+						 no_argument :
+						 required_argument,
+					 NULL, option_defs[i].short_name };
 		if (option_defs[i].short_name >= 256)
 			continue; /* long only */
 		optstring[len++] = (char)option_defs[i].short_name;
-		optstring[len++] = ':';
+		if (!(option_defs[i].flag & OPTS_NO_VALUE))
+			optstring[len++] = ':';
 	}
 	optstring[len] = '\0';
 	longopts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
@@ -199,8 +214,9 @@ int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 			if (!a->count)
 				return usage_error(
 					c, "-c/--block-count must be "
-					   "at least 1 (COUNT is the "
-					   "number of blocks, 1-based)");
+					   "at least 1 (nvq's COUNT is the "
+					   "number of blocks, 1-based; "
+					   "nvme-cli's -c 0 is nvq's -c 1)");
 			a->has_count = true;
 			break;
 		case 'd':
@@ -225,6 +241,57 @@ int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 					c->opts & OPT_FMT_BIN ?
 						"normal, json or binary" :
 						"normal or json");
+			break;
+		case 'z':
+			ret = num_arg(c, od, optarg, UINT64_MAX, &a->data_size);
+			if (ret)
+				return ret;
+			if (!a->data_size)
+				return usage_error(c, "-z/--data-size must be "
+						      "at least 1 (bytes)");
+			a->has_data_size = true;
+			break;
+		case 'f':
+			a->fua = true;
+			break;
+		case 'M':
+			if (!*optarg)
+				return usage_error(c, "empty file name for "
+						      "-M/--metadata");
+			a->metadata = optarg;
+			break;
+		case 'y':
+			ret = num_arg(c, od, optarg, UINT64_MAX, &a->md_size);
+			if (ret)
+				return ret;
+			a->has_md_size = true;
+			break;
+		case 'p':
+			ret = num_arg(c, od, optarg, 15, &v);
+			if (ret)
+				return ret;
+			a->prinfo = (uint8_t)v;
+			break;
+		case 'r':
+			ret = num_arg(c, od, optarg, UINT32_MAX, &v);
+			if (ret)
+				return ret;
+			a->ref_tag = (uint32_t)v;
+			a->has_ref_tag = true;
+			break;
+		case 'a':
+			ret = num_arg(c, od, optarg, UINT16_MAX, &v);
+			if (ret)
+				return ret;
+			a->app_tag = (uint16_t)v;
+			a->has_app_tag = true;
+			break;
+		case 'm':
+			ret = num_arg(c, od, optarg, UINT16_MAX, &v);
+			if (ret)
+				return ret;
+			a->app_tag_mask = (uint16_t)v;
+			a->has_app_tag_mask = true;
 			break;
 		case LONG_IO_TMO:
 			ret = timeout_arg(c, od, optarg, &a->io_timeout_ms);
@@ -276,6 +343,24 @@ int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 		if ((c->required & od->flag) && !(seen & od->flag))
 			return usage_error(c, "missing %s",
 					   opt_name(od, name, sizeof(name)));
+	}
+	if (c->required_any && !(seen & c->required_any)) {
+		char list[160] = "";
+		size_t l = 0;
+
+		for (size_t i = 0; i < ARRAY_SIZE(option_defs); i++) {
+			const struct option_def *od = &option_defs[i];
+			char name[48];
+
+			if (!(c->required_any & od->flag))
+				continue;
+			l += (size_t)snprintf(list + l, sizeof(list) - l,
+					      "%s%s", l ? " or " : "",
+					      opt_name(od, name, sizeof(name)));
+			if (l >= sizeof(list))
+				break;
+		}
+		return usage_error(c, "missing %s", list);
 	}
 	if (a->has_nsid && a->nsid == 0)
 		return usage_error(c, "namespace id 0 is not valid");

@@ -166,6 +166,7 @@ struct xfer {
 	unsigned int nr_slots; /* slots with a buffer */
 	unsigned int head, tail, outstanding;
 	uint32_t chunk_blocks;
+	unsigned int io_flags; /* NVQ_IO_FUA for -f */
 	int fd;
 };
 
@@ -253,6 +254,7 @@ static int xfer_begin(struct args *a, struct xfer *x)
 {
 	int rc;
 
+	x->io_flags = a->fua ? NVQ_IO_FUA : 0;
 	catch_signals();
 	rc = open_ctrl_io(a, &x->ctrl);
 	if (rc)
@@ -449,14 +451,57 @@ static int open_output(const struct args *a, struct xfer *x)
 
 static int submit_read(struct xfer *x, struct slot *s, const void *arg)
 {
-	return nvq_read(x->q, *(const uint32_t *)arg, s->buf, s->lba, s->nlb, 0,
-			slot_done, s);
+	return nvq_read(x->q, *(const uint32_t *)arg, s->buf, s->lba, s->nlb,
+			x->io_flags, slot_done, s);
 }
 
 static int submit_write(struct xfer *x, struct slot *s, const void *arg)
 {
 	return nvq_write(x->q, *(const uint32_t *)arg, s->buf, s->lba, s->nlb,
-			 0, slot_done, s);
+			 x->io_flags, slot_done, s);
+}
+
+/*
+ * -z/--data-size (bytes of -d, nvme-cli's option) as a block count: whole
+ * blocks, and when -c is given too, the same number of them. nvq's -c is
+ * the number of blocks; nvme-cli's is 0-based (blocks - 1), so a -c and
+ * -z copied from an nvme-cli command line disagree by one block, and the
+ * message says which -c nvq wants.
+ */
+static int size_to_count(struct args *a, const struct xfer *x)
+{
+	uint32_t bs = x->ns.lba_size;
+	uint64_t blocks;
+
+	if (!a->has_data_size)
+		return 0;
+	if (a->data_size % bs)
+		return usage_error(a->cmd,
+				   "-z/--data-size %" PRIu64 " is not a "
+				   "multiple of the %u-byte blocks of "
+				   "namespace %u",
+				   a->data_size, bs, a->nsid);
+	blocks = a->data_size / bs;
+	if (a->has_count && a->count != blocks) {
+		char hint[96] = "";
+
+		if (a->count + 1 == blocks)
+			snprintf(hint, sizeof(hint),
+				 "; -c %" PRIu64 " looks like nvme-cli's: "
+				 "nvq wants -c %" PRIu64,
+				 a->count, blocks);
+		return usage_error(a->cmd,
+				   "-c/--block-count %" PRIu64 " and "
+				   "-z/--data-size %" PRIu64 " disagree: "
+				   "nvq's -c is the number of blocks "
+				   "(1-based), %" PRIu64 " blocks of %u "
+				   "bytes; nvme-cli's -c is 0-based "
+				   "(blocks - 1)%s",
+				   a->count, a->data_size, blocks, bs, hint);
+	}
+	a->count = blocks;
+	a->has_count = true;
+	return 0;
 }
 
 /* A failed reap or submission (-EINTR: the signal's exit status). */
@@ -481,6 +526,8 @@ int run_read(struct args *a)
 	rc = check_not_image(a);
 	if (!rc)
 		rc = xfer_begin(a, &x);
+	if (!rc)
+		rc = size_to_count(a, &x);
 	if (!rc)
 		rc = check_range(&x.ns, a->slba, a->count);
 	if (!rc)
@@ -688,6 +735,8 @@ int run_write(struct args *a)
 	rc = xfer_begin(a, &x);
 	if (!rc)
 		rc = check_fd_not_image(a, x.fd);
+	if (!rc)
+		rc = size_to_count(a, &x);
 	if (!rc)
 		rc = write_plan(a, &x, name, &count);
 	if (!rc)

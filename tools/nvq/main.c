@@ -29,6 +29,10 @@
 #define HELP_COUNT_NOTE \
 	"                           COUNT is 1-based: the number of blocks\n" \
 	"                           (nvme-cli's -c is 0-based; nvq -c 8 moves 8)\n"
+#define HELP_RW \
+	"  -z, --data-size=BYTES    bytes of FILE to move: whole blocks; alone it\n" \
+	"                           gives COUNT, with -c it must agree with it\n" \
+	"  -f, --force-unit-access  FUA: on the medium before completion\n"
 #define HELP_FMT_BIN \
 	"  -o, --output-format=FMT  normal (default), json or binary\n"
 #define HELP_TIMEOUTS \
@@ -88,11 +92,13 @@ static const struct cmd commands[] = {
 	{
 		.name = "read",
 		.run = run_read,
-		.opts = OPT_NSID | OPT_SLBA | OPT_COUNT | OPT_DATA | OPT_TIMEOUTS,
-		.required = OPT_NSID | OPT_COUNT | OPT_DATA,
+		.opts = OPT_NSID | OPT_SLBA | OPT_COUNT | OPT_DATA | OPT_TIMEOUTS |
+			OPT_RW,
+		.required = OPT_NSID | OPT_DATA,
+		.required_any = OPT_COUNT | OPT_DSIZE,
 		.min_pos = 1,
 		.max_pos = 1,
-		.synopsis = "URI -n NSID [-s SLBA] -c COUNT -d FILE",
+		.synopsis = "URI -n NSID [-s SLBA] -c COUNT|-z BYTES -d FILE [-f]",
 		.summary =
 			"Read COUNT blocks starting at SLBA into FILE (created or\n"
 			"truncated).\n",
@@ -101,16 +107,17 @@ static const struct cmd commands[] = {
 			HELP_COUNT_NOTE
 			"  -d, --data=FILE          output file, - for standard output;\n"
 			"                           not the emulator's own image (file=)\n"
-			HELP_TIMEOUTS HELP_HELP HELP_NUMBERS,
+			HELP_RW HELP_TIMEOUTS HELP_HELP HELP_NUMBERS,
 	},
 	{
 		.name = "write",
 		.run = run_write,
-		.opts = OPT_NSID | OPT_SLBA | OPT_COUNT | OPT_DATA | OPT_TIMEOUTS,
+		.opts = OPT_NSID | OPT_SLBA | OPT_COUNT | OPT_DATA | OPT_TIMEOUTS |
+			OPT_RW,
 		.required = OPT_NSID | OPT_DATA,
 		.min_pos = 1,
 		.max_pos = 1,
-		.synopsis = "URI -n NSID [-s SLBA] [-c COUNT] -d FILE",
+		.synopsis = "URI -n NSID [-s SLBA] [-c COUNT|-z BYTES] -d FILE [-f]",
 		.summary = "Write FILE to the namespace starting at SLBA.\n",
 		.help = HELP_URI HELP_NSID HELP_SLBA
 			"  -c, --block-count=COUNT  number of blocks to write; the file must\n"
@@ -120,7 +127,7 @@ static const struct cmd commands[] = {
 			HELP_COUNT_NOTE
 			"  -d, --data=FILE          input file, - for standard input;\n"
 			"                           not the emulator's own image (file=)\n"
-			HELP_TIMEOUTS HELP_HELP HELP_NUMBERS,
+			HELP_RW HELP_TIMEOUTS HELP_HELP HELP_NUMBERS,
 	},
 	{
 		.name = "flush",
