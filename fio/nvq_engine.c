@@ -55,6 +55,9 @@
 
 #include <nvq/nvq.h>
 
+#include "../tools/perf/uri.h" /* the /NSID grammar nvq-perf -d takes */
+#include "vfio.h" /* the library's vfio URI parser: the /NSID */
+
 #define ENGINE_NAME "nvq"
 
 #ifndef likely
@@ -240,8 +243,8 @@ static bool dotted_bdf(const char *s)
  * dotted PCI address into colons). A name without '.' or ':' is taken as
  * a scheme with no parameters ("emu" -> "emu:").
  */
-static int file_uri(const struct nvq_fio_options *o, const struct fio_file *f,
-		    char *buf, size_t len)
+static int file_name_uri(const struct nvq_fio_options *o,
+			 const struct fio_file *f, char *buf, size_t len)
 {
 	const char *name = o->uri && o->uri[0] ? o->uri : f->file_name;
 	char *dot;
@@ -268,6 +271,45 @@ static int file_uri(const struct nvq_fio_options *o, const struct fio_file *f,
 		dot[5] = ':';
 		dot[8] = ':';
 	}
+	return 0;
+}
+
+/*
+ * The URI to open for file @f into @buf, and in *@nsid the namespace it
+ * names with a "/NSID" suffix (0: none), one grammar with nvq-perf's -d
+ * (tools/perf/uri.h): emu:[key=val,...]/NSID loses the suffix before the
+ * open, vfio:DDDD:BB:DD.F/NSID[,opts] keeps it (the library ignores it).
+ */
+static int file_uri(const struct nvq_fio_options *o, const struct fio_file *f,
+		    char *buf, size_t len, uint32_t *nsid)
+{
+	char raw[PATH_MAX], err[160];
+	struct nvq_vfio_params vp;
+	const char *open;
+	uint32_t n = 0;
+	int rc;
+
+	rc = file_name_uri(o, f, raw, sizeof(raw));
+	if (rc)
+		return rc;
+	if (perf_uri_split_nsid(raw, buf, len, &open, &n, err, sizeof(err))) {
+		log_err("nvq: %s\n", err);
+		return -EINVAL;
+	}
+	if (!strncmp(raw, "vfio:", 5)) {
+		if (nvq_vfio_parse(raw + 5, &vp)) {
+			log_err("nvq: %s: %s\n", raw, nvq_errmsg());
+			return -EINVAL;
+		}
+		n = vp.nsid;
+	}
+	if (open != buf) {
+		if (strlen(open) >= len)
+			return -ENAMETOOLONG;
+		strcpy(buf, open);
+	}
+	if (nsid)
+		*nsid = n;
 	return 0;
 }
 
@@ -656,13 +698,23 @@ __attribute__((destructor)) static void devs_close_all(void)
 	}
 }
 
-/* Namespace of @f on @ctrl: nsid= or the first active namespace. */
+/*
+ * Namespace of @f on @ctrl: the URI's /NSID (@uri_nsid), nsid= or the first
+ * active namespace.
+ */
 static int pick_ns(struct thread_data *td, struct nvq_ctrl *ctrl,
-		   const char *uri, struct nvq_ns_info *info)
+		   const char *uri, uint32_t uri_nsid, struct nvq_ns_info *info)
 {
 	struct nvq_fio_options *o = td->eo;
-	uint32_t nsid = o->nsid;
+	uint32_t nsid = uri_nsid ? uri_nsid : o->nsid;
 	int rc;
+
+	if (uri_nsid && o->nsid && uri_nsid != o->nsid) {
+		log_err("nvq: %s: nsid=%u, but the file names namespace %u of "
+			"%s (/%u): give one or make them agree\n",
+			td->o.name, o->nsid, uri_nsid, uri, uri_nsid);
+		return -EINVAL;
+	}
 
 	if (!nsid) {
 		rc = nvq_ns_list(ctrl, &nsid, 1);
@@ -1256,16 +1308,21 @@ static int file_region(struct thread_data *td, const struct fio_file *f,
 {
 	char buf[PATH_MAX];
 	struct fio_file *g;
+	uint32_t nsid, gnsid;
 	unsigned int i;
 	int rc;
+
+	rc = file_uri(td->eo, f, buf, sizeof(buf), &nsid);
+	if (rc)
+		return rc;
 
 	*index = 0;
 	*count = 0;
 	for (i = 0; (g = job_file(td, i)); i++) {
-		rc = file_uri(td->eo, g, buf, sizeof(buf));
+		rc = file_uri(td->eo, g, buf, sizeof(buf), &gnsid);
 		if (rc)
 			return rc;
-		if (strcmp(buf, uri))
+		if (strcmp(buf, uri) || gnsid != nsid)
 			continue;
 		if (g == f)
 			*index = *count;
@@ -1355,8 +1412,9 @@ static int fio_nvq_init(struct thread_data *td)
 	for (i = 0; (f = job_file(td, i)); i++) {
 		struct jfile *jf = &j->jfiles[j->nr_jfiles++];
 		struct nvq_ns_info info;
+		uint32_t uri_nsid;
 
-		rc = file_uri(o, f, uri, sizeof(uri));
+		rc = file_uri(o, f, uri, sizeof(uri), &uri_nsid);
 		if (rc) {
 			log_err("nvq: %s: bad device name '%s'\n", td->o.name,
 				f->file_name ? f->file_name : "");
@@ -1367,7 +1425,7 @@ static int fio_nvq_init(struct thread_data *td)
 			naming_hint(td, f);
 			goto fail;
 		}
-		if (pick_ns(td, jf->jd->dev->ctrl, uri, &info))
+		if (pick_ns(td, jf->jd->dev->ctrl, uri, uri_nsid, &info))
 			goto fail;
 		jf->nsid = info.nsid;
 		jf->lba_shift = (unsigned int)__builtin_ctz(info.lba_size);
@@ -1522,7 +1580,7 @@ static int check_peers(struct thread_data *td, const char *uri)
 			continue;
 		p = t->eo;
 		for (k = 0; (f = job_file(t, k)); k++) {
-			if (file_uri(p, f, buf, sizeof(buf)) ||
+			if (file_uri(p, f, buf, sizeof(buf), NULL) ||
 			    strcmp(buf, uri))
 				continue;
 			settings_of(p, &ps);
@@ -1549,6 +1607,7 @@ static int fio_nvq_get_file_size(struct thread_data *td, struct fio_file *f)
 	struct jfile *jf = td->io_ops_data ? FILE_ENG_DATA(f) : NULL;
 	struct nvq_ns_info info;
 	uint64_t base, nlba;
+	uint32_t uri_nsid;
 	char uri[PATH_MAX];
 	struct dev *d;
 	int rc;
@@ -1557,7 +1616,7 @@ static int fio_nvq_get_file_size(struct thread_data *td, struct fio_file *f)
 		f->real_file_size = jf->nlba << jf->lba_shift;
 		goto known;
 	}
-	rc = file_uri(td->eo, f, uri, sizeof(uri));
+	rc = file_uri(td->eo, f, uri, sizeof(uri), &uri_nsid);
 	if (rc) {
 		log_err("nvq: %s: bad device name '%s'\n", td->o.name,
 			f->file_name ? f->file_name : "");
@@ -1571,7 +1630,7 @@ static int fio_nvq_get_file_size(struct thread_data *td, struct fio_file *f)
 		naming_hint(td, f);
 		goto fail;
 	}
-	rc = pick_ns(td, d->ctrl, uri, &info);
+	rc = pick_ns(td, d->ctrl, uri, uri_nsid, &info);
 	dev_put(d, td->o.use_thread);
 	if (rc)
 		goto fail;

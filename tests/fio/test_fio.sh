@@ -221,6 +221,22 @@ aliasing)
 	expect_error "exceed the 8388608 bytes of namespace 1" \
 		--uri=emu:size=16M --nrfiles=2 --filesize=12M --size=24M
 	;;
+uri-nsid)
+	# A /NSID suffix names the namespace (the grammar of nvq-perf -d):
+	# two files on namespaces 1 and 2 of one controller are 16 MiB each,
+	# not halves of one namespace.
+	verify_ok --uri=emu:size=16M,ns=2/2 --bs=4k
+	jcheck "jobs[0]['write']['io_bytes'] == 16 << 20" "uri= with /2"
+	verify_ok "--filename=emu.size=16M,ns=2/1:emu.size=16M,ns=2/2" --bs=4k
+	jcheck "jobs[0]['write']['io_bytes'] == 32 << 20" \
+		"/1 and /2 did not write 16 MiB each"
+	! grep -q "share namespace" "$tmp/out" "$tmp/err" ||
+		fail "/1 and /2 were taken as one namespace"
+	expect_error "nsid=1, but the file names namespace 2" \
+		--uri=emu:size=16M,ns=2/2 --nsid=1
+	expect_error "namespace 3 is not active" --filename=emu.size=16M,ns=2/3
+	expect_error "bad namespace id '0'" --uri=emu:size=16M/0
+	;;
 verify-split)
 	# mdts=5: at most 128 KiB per command; 256 KiB requests take two.
 	verify_ok --filename=emu.size=64M,mdts=5 --bs=256k --iodepth=32 \
@@ -376,7 +392,7 @@ errors)
 	expect_error "cannot open controller 'nosuch:x'" --uri=nosuch:x
 	expect_error "not multiples of the 4096-byte LBA" \
 		--filename=emu.size=64M --bs=512
-	expect_error "exceed namespace 1" --filename=emu.size=16M --size=32M
+	expect_error "bytes of namespace 1 of emu:size=16M this file has" --filename=emu.size=16M --size=32M
 	expect_error "namespace 7 is not active" --filename=emu.size=16M \
 		--nsid=7
 	expect_error "4-byte aligned" --filename=emu.size=16M,lbads=9 \
