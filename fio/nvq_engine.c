@@ -233,8 +233,9 @@ static bool dotted_bdf(const char *s)
 	unsigned int d, b, dv, f;
 	int n = -1;
 
+	/* the address, then the end, a /NSID or the ,options */
 	return sscanf(s, "%4x.%2x.%2x.%1x%n", &d, &b, &dv, &f, &n) == 4 &&
-	       n == (int)strlen(s);
+	       n > 0 && (!s[n] || s[n] == '/' || s[n] == ',');
 }
 
 /*
