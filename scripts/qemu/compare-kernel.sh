@@ -65,7 +65,7 @@ blockdev_of() {
 	return 1
 }
 kernel_run() { # NAME ENGINE QD
-	nvq reset $BDF >/dev/null || return 1
+	nvq release $BDF >/dev/null || return 1
 	dev=$(blockdev_of) || { echo "guest: no block device"; return 1; }
 	echo "NVQ-JSON $1"
 	fio --name=$1 --filename=/dev/$dev --direct=1 --rw=randread --bs=4k \

@@ -106,12 +106,12 @@ nvq_bind nvme 0000:01:02.0 0000:00:05.0 || return 1
 nvq_run errors nvq-vfio-guest-errors --vfio 0000:00:04.0 \
 	--nvme 0000:00:05.0 --nodriver 0000:00:06.0 \
 	--not-viable 0000:01:01.0 --blocker 0000:01:02.0
-# 'nvq list' shows the vfio device; 'nvq reset' gives it back: the
+# 'nvq list' shows the vfio device; 'nvq release' gives it back: the
 # kernel driver takes it over and reads what nvq wrote at LBA 0 (i * 7).
 give_back() {
 	nvq list | grep '^0000:00:04.0 .* vfio-pci  *vfio:0000:00:04.0' ||
 		{ nvq list; echo "guest: nvq list lacks the vfio device"; return 1; }
-	nvq reset 0000:00:04.0 || return 1
+	nvq release 0000:00:04.0 || return 1
 	i=0
 	while [ $i -lt 100 ]; do
 		b=$(ls /sys/bus/pci/devices/0000:00:04.0/nvme/*/ 2>/dev/null |

@@ -89,6 +89,7 @@ int run_write_zeroes(struct args *a);
 int run_trim(struct args *a);
 int run_stats(struct args *a);
 int run_setup(struct args *a);
+int run_release(struct args *a);
 int run_reset(struct args *a);
 
 #endif /* NVQ_TOOL_CLI_H */

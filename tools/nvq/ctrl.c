@@ -83,3 +83,39 @@ int get_ns(struct nvq_ctrl *ctrl, uint32_t nsid, struct nvq_ns_info *ns)
 	return fail("namespace %u is not active on %s (active: %s)", nsid,
 		    nvq_ctrl_uri(ctrl), n > 0 ? list : "none");
 }
+
+/*
+ * reset URI: a Controller Level Reset through the driver (nvme-cli's
+ * reset). A bare PCI address is what 'nvq release' takes: say so.
+ */
+int run_reset(struct args *a)
+{
+	const char *uri = a->pos[0];
+	unsigned int d, b, dv, f;
+	struct nvq_ctrl *ctrl;
+	int rc, n = -1;
+
+	if (!strchr(uri, ':') ||
+	    (sscanf(uri, "%x:%x:%x.%x%n", &d, &b, &dv, &f, &n) == 4 &&
+	     n == (int)strlen(uri)) ||
+	    (sscanf(uri, "%x:%x.%x%n", &b, &dv, &f, &n) == 3 &&
+	     n == (int)strlen(uri)))
+		return usage_error(
+			a->cmd,
+			"takes a device URI (vfio:%s, emu:); to "
+			"give the PCI function %s back to the kernel's "
+			"nvme driver use 'nvq release %s'",
+			uri, uri, uri);
+	rc = open_ctrl(uri, &ctrl);
+	if (rc)
+		return rc;
+	rc = nvq_ctrl_reset(ctrl);
+	if (rc)
+		rc = fail("%s: controller reset failed: %s", uri, lib_msg(rc));
+	else
+		printf("%s: controller reset: disabled (CC.EN=0), enabled "
+		       "again and its queues created again\n",
+		       uri);
+	nvq_close(ctrl);
+	return rc;
+}

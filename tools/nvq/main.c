@@ -200,10 +200,25 @@ static const struct cmd commands[] = {
 			"Hand the PCI NVMe controller BDF to vfio-pci (driver_override,\n"
 			"unbind, drivers_probe) so that nvq can open it as vfio:BDF. Its\n"
 			"namespaces disappear from the kernel; refused while one is\n"
-			"mounted. Needs root. 'nvq reset BDF' gives it back.\n",
+			"mounted. Needs root. 'nvq release BDF' gives it back.\n",
 		.help =
 			"  BDF                      the controller's PCI address, e.g.\n"
 			"                           0000:01:00.0 (see 'nvq list')\n"
+			HELP_HELP,
+	},
+	{
+		.name = "release",
+		.run = run_release,
+		.min_pos = 1,
+		.max_pos = 1,
+		.pos_name = "PCI address (DDDD:BB:DD.F)",
+		.synopsis = "BDF",
+		.summary =
+			"Return the PCI NVMe controller BDF from vfio-pci to the kernel's\n"
+			"nvme driver (refused while a process has it open). Needs root.\n"
+			"The reverse of 'nvq setup BDF'.\n",
+		.help =
+			"  BDF                      the controller's PCI address\n"
 			HELP_HELP,
 	},
 	{
@@ -211,14 +226,12 @@ static const struct cmd commands[] = {
 		.run = run_reset,
 		.min_pos = 1,
 		.max_pos = 1,
-		.pos_name = "PCI address (DDDD:BB:DD.F)",
-		.synopsis = "BDF",
+		.synopsis = "URI",
 		.summary =
-			"Return the PCI NVMe controller BDF from vfio-pci to the kernel's\n"
-			"nvme driver (refused while a process has it open). Needs root.\n",
-		.help =
-			"  BDF                      the controller's PCI address\n"
-			HELP_HELP,
+			"Reset the controller URI (Controller Level Reset: disable,\n"
+			"enable, queues created again), as nvme-cli's reset does. To give\n"
+			"a PCI function back to the kernel use 'nvq release BDF'.\n",
+		.help = HELP_URI HELP_HELP,
 	},
 	{
 		.name = "qos-restore",

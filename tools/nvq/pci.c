@@ -151,7 +151,7 @@ int pci_scan(struct pci_nvme **out, size_t *nr)
 	return 0;
 }
 
-/* --- setup / reset: hand a controller to vfio-pci and back ---------- */
+/* --- setup / release: hand a controller to vfio-pci and back ---------- */
 
 static int write_attr(const char *dir, const char *name, const char *val)
 {
@@ -365,7 +365,7 @@ static int may_release(const char *bdf, const char *drv, const char *grp)
 }
 
 /*
- * setup and reset: hand the controller named on the command line to
+ * setup and release: hand the controller named on the command line to
  * @target, vfio-pci or the kernel's nvme. Leave it where it is if it is
  * there already, refuse while something still uses it, and check after
  * the move that @target took it: drivers_probe says nothing when no
@@ -425,7 +425,7 @@ int run_setup(struct args *a)
 	return rebind(a, "vfio-pci");
 }
 
-int run_reset(struct args *a)
+int run_release(struct args *a)
 {
 	return rebind(a, "nvme");
 }
