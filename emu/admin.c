@@ -163,6 +163,7 @@ static void fill_id_ctrl(struct nvq_emu *c, struct nvq_id_ctrl *id)
 	/* FNA bit 0: one format for all namespaces (a Format of any of
 	 * them formats all); no cryptographic erase. */
 	id->fna = 0x1;
+	id->oaes = 1u << 8; /* Namespace Attribute Notices (Format NVM) */
 	/* SANICAP: Block Erase and Overwrite, no Crypto Erase. */
 	id->sanicap = 0x6;
 	id->acl = EMU_ACL;
@@ -422,6 +423,10 @@ static uint16_t format_nvm(struct nvq_emu *c, struct emu_req *req)
 	c->max_xfer = (uint64_t)65536 << np.lbads;
 	if (np.mdts && (4096ull << np.mdts) < c->max_xfer)
 		c->max_xfer = 4096ull << np.mdts;
+	/* Every namespace changed: the list (log 04h), and the notice. */
+	c->ns_changed = true;
+	if (c->feat.async_cfg & (1u << 8))
+		emu_aer_raise(c, NVQ_AER_NOTICE, 0x00, NVQ_LOG_CHANGED_NS);
 	return 0;
 }
 

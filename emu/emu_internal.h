@@ -377,6 +377,7 @@ struct nvq_emu {
 	struct emu_seg *segs; /* PRP walk scratch */
 	uint32_t max_segs;
 	uint8_t *bounce; /* admin data scratch, 4 KiB aligned */
+	bool ns_changed; /* Changed Namespace List: every NSID (Format) */
 	/* Sanitize (sanitize.c): SSTAT, its command, when it ends. */
 	uint32_t san_sstat, san_cdw10, san_pattern;
 	bool san_failed_ause, san_exited;

@@ -10,6 +10,7 @@
 
 #define ST_INVALID_FIELD EMU_ST_GEN(NVQ_SC_INVALID_FIELD)
 #define AEC_SUPPORTED 0x1fu /* SMART critical warning bits 4:0 */
+#define AEC_NS_ATTR (1u << 8) /* Namespace Attribute Notices */
 #define CAP_CHANGEABLE 0x4u /* Get Features SEL=3: bit 2 */
 
 void emu_features_default(struct nvq_emu *c)
@@ -147,7 +148,7 @@ uint16_t emu_set_features(struct nvq_emu *c, struct emu_req *req)
 		f->write_atomic = v;
 		break;
 	case NVQ_FEAT_ASYNC_EVENT:
-		if (v & ~AEC_SUPPORTED)
+		if (v & ~(AEC_SUPPORTED | AEC_NS_ATTR))
 			return ST_INVALID_FIELD;
 		f->async_cfg = v;
 		break;

@@ -248,6 +248,15 @@ uint16_t emu_get_log_page(struct nvq_emu *c, struct emu_req *req)
 	case NVQ_LOG_FW_SLOT:
 		size = fw_log(buf);
 		break;
+	case NVQ_LOG_CHANGED_NS: {
+		uint32_t *l = (uint32_t *)buf, i;
+
+		memset(buf, 0, 4096);
+		for (i = 0; c->ns_changed && i < c->p.nr_ns && i < 1024; i++)
+			l[i] = i + 1;
+		size = 4096;
+		break;
+	}
 	case EMU_LOG_SANITIZE:
 		size = emu_sanitize_log(c, buf);
 		break;
@@ -274,6 +283,10 @@ uint16_t emu_get_log_page(struct nvq_emu *c, struct emu_req *req)
 			clear_events(c, NVQ_AER_ERROR);
 		else if (lid == NVQ_LOG_SMART)
 			clear_events(c, NVQ_AER_SMART);
+		else if (lid == NVQ_LOG_CHANGED_NS) {
+			c->ns_changed = false;
+			clear_events(c, NVQ_AER_NOTICE);
+		}
 	}
 	return 0;
 }

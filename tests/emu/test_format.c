@@ -165,6 +165,61 @@ static void ram(void)
 	h_close(h);
 }
 
+/* Namespace Attribute Changed: the notice, then the list (log 04h). */
+static void notice(void)
+{
+	struct h *h = h_open("size=1M,ns=2");
+	struct nvq_sqe s = h_sqe(nvq_admin_set_features);
+	uint32_t *l;
+	struct nvq_cqe ev;
+
+	h_enable(h);
+	l = h_alloc(h, 4096, NULL);
+	s.cdw10 = 0x0b; /* Asynchronous Event Configuration */
+	s.cdw11 = 0x1f | 1u << 8;
+	CHECK_ST_OK(h_admin(h, &s, NULL));
+	s = h_sqe(nvq_admin_async_event);
+	s.cid = h_push(h, &h->aq, &s);
+	h_ring(h, &h->aq);
+	memset(&ev, 0, sizeof(ev));
+	{
+		/* The AER and the Format complete in either order. */
+		struct nvq_sqe f = h_sqe(nvq_admin_format_nvm);
+		uint16_t aer_cid = s.cid, fcid;
+		struct nvq_cqe c1;
+		int i;
+
+		f.nsid = 1;
+		f.cdw10 = lbaf_index(512, 8);
+		fcid = h_push(h, &h->aq, &f);
+		h_ring(h, &h->aq);
+		for (i = 0; i < 2; i++) {
+			CHECK_EQ(h_reap(h, &h->aq, &c1, H_TIMEOUT_MS), 0);
+			CHECK_ST_OK(c1.status >> 1);
+			if (c1.cid == aer_cid)
+				ev = c1;
+			else
+				CHECK_EQ(c1.cid, fcid);
+		}
+	}
+	CHECK_EQ(NVQ_AER_TYPE(ev.result), NVQ_AER_NOTICE);
+	CHECK_EQ(NVQ_AER_INFO(ev.result), 0);
+	CHECK_EQ(NVQ_AER_LOG_PAGE(ev.result), NVQ_LOG_CHANGED_NS);
+	s = h_sqe(nvq_admin_get_log_page);
+	s.nsid = 0xffffffff;
+	s.cdw10 = NVQ_LOG_CHANGED_NS | (1023u << 16);
+	h_prp(h, &s, l, 4096);
+	CHECK_ST_OK(h_admin(h, &s, NULL));
+	CHECK_EQ(l[0], 1);
+	CHECK_EQ(l[1], 2);
+	CHECK_EQ(l[2], 0);
+	/* Read without RAE: the list is empty again. */
+	s.cid = 0xffff;
+	CHECK_ST_OK(h_admin(h, &s, NULL));
+	CHECK_EQ(l[0], 0);
+	h_close(h);
+}
+
 static void file(void)
 {
 	char prm[4400];
@@ -211,6 +266,7 @@ int main(void)
 	cleanup();
 	check_cleanup = cleanup;
 	ram();
+	notice();
 	file();
 	cleanup();
 	return 0;
