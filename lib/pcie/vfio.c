@@ -701,7 +701,7 @@ static int check_device(const char *root, const char *bdf, const char *dir,
 		return nvq_err(-EBUSY,
 			       "vfio: %s is not bound to vfio-pci but to %s: "
 			       "run 'nvq setup %s' to hand it to vfio-pci "
-			       "(its block devices go away; 'nvq reset %s' "
+			       "(its block devices go away; 'nvq release %s' "
 			       "gives it back)",
 			       bdf, name, bdf, bdf);
 	nvq_fmt(path, sizeof(path), "%s/iommu_group", dir);

@@ -142,7 +142,7 @@ static void test_sysfs(void)
 	CHECK_MSG("nvq setup 0000:02:00.0");
 	CHECK_EQ(open_at("0000:01:00.0/1"), -EBUSY);
 	CHECK_MSG("not bound to vfio-pci but to nvme");
-	CHECK_MSG("nvq reset 0000:01:00.0");
+	CHECK_MSG("nvq release 0000:01:00.0");
 	CHECK_EQ(open_at("0000:04:00.0"), -ENODEV);
 	CHECK_MSG("no IOMMU group");
 	CHECK_MSG("intel_iommu=on");
