@@ -63,7 +63,7 @@ def blocks(text):
 
 
 def run_sh(src, line, body, scratch):
-    if re.search(r'vfio:\d{4}:|nvq (setup|reset) \d{4}:', body):
+    if re.search(r'vfio:\d{4}:|nvq (setup|release|reset) \d{4}:', body):
         print(f'README.md:{line}: skipped: needs a real PCIe NVMe '
               'controller and root (the vfio suite runs these commands '
               'in a QEMU guest)')
