@@ -382,6 +382,72 @@ int nvq_ns_info(const struct nvq_ctrl *ctrl, uint32_t nsid,
 		struct nvq_ns_info *info);
 
 /**
+ * struct nvq_ns_format - The LBA format of a namespace, metadata included.
+ * @size: sizeof the struct as the caller was built (set by
+ *	nvq_ns_format()); the struct grows at its end.
+ * @nsid: the namespace id.
+ * @usable: 1 when nvq drives the namespace (I/O is accepted), 0 when it
+ *	is active but nvq cannot drive it: @why says why.
+ * @csi: the command set (0 NVM, 2 Zoned Namespace, ...).
+ * @extended: 1 when metadata is transferred with each block in the data
+ *	buffer (FLBAS bit 4, extended LBA), 0 when it is a separate buffer.
+ * @pi_type: end-to-end protection type (DPS 2:0): 0 none, 1, 2 or 3.
+ * @pi_first: 1 when the protection information is the first 8 bytes of
+ *	the metadata (DPS bit 3), 0 when it is the last 8 bytes.
+ * @pi_size: bytes of protection information per block (8, the 16-bit
+ *	guard format); 0 without PI.
+ * @lba_size: data bytes per logical block.
+ * @ms: metadata bytes per logical block (0 when none).
+ * @why: why the namespace is not usable ("" when it is).
+ */
+struct nvq_ns_format {
+	uint32_t size;
+	uint32_t nsid;
+	uint8_t usable;
+	uint8_t csi;
+	uint8_t extended;
+	uint8_t pi_type;
+	uint8_t pi_first;
+	uint8_t pi_size;
+	uint16_t reserved;
+	uint32_t lba_size;
+	uint32_t ms;
+	char why[128];
+};
+
+/**
+ * nvq_ns_format_size() - Describe the LBA format of a namespace.
+ * @ctrl: the controller.
+ * @nsid: the namespace.
+ * @fmt: filled on success.
+ * @size: sizeof(*@fmt) as the caller was built; use nvq_ns_format().
+ *
+ * Works for every active namespace, also those nvq cannot drive (zoned or
+ * other command sets, protection formats other than the 16-bit guard),
+ * which nvq_ns_info() refuses: @fmt->usable is then 0 and @fmt->why says
+ * why.
+ *
+ * Return: 0; -ENOENT if @nsid is not active; -EINVAL for NULL arguments
+ * or a @size too small to hold @fmt->size.
+ */
+int nvq_ns_format_size(const struct nvq_ctrl *ctrl, uint32_t nsid,
+		       struct nvq_ns_format *fmt, uint32_t size);
+
+/**
+ * nvq_ns_format() - Describe the LBA format of a namespace.
+ * @ctrl: the controller.
+ * @nsid: the namespace.
+ * @fmt: filled on success, @fmt->size with its size.
+ *
+ * Return: as nvq_ns_format_size().
+ */
+static inline int nvq_ns_format(const struct nvq_ctrl *ctrl, uint32_t nsid,
+				struct nvq_ns_format *fmt)
+{
+	return nvq_ns_format_size(ctrl, nsid, fmt, (uint32_t)sizeof(*fmt));
+}
+
+/**
  * nvq_ctrl_max_transfer() - Largest transfer one command may carry.
  * @ctrl: the controller.
  *
@@ -947,6 +1013,220 @@ int nvq_deallocate_sync(struct nvq_ctrl *ctrl, uint32_t nsid, uint64_t slba,
  */
 int nvq_admin(struct nvq_ctrl *ctrl, const struct nvq_sqe *cmd, void *buf,
 	      size_t len, uint32_t *result, uint16_t *status);
+
+/* ------------------------------------------------------------------ */
+/* Metadata, end-to-end protection, raw I/O commands (docs/metadata.md) */
+/* ------------------------------------------------------------------ */
+
+/* Protection Information Action: the controller inserts (write) or strips
+ * (read) the PI and checks it (NVM Command Set 1.0, 5.2.2). */
+#define NVQ_IO_PRACT (1u << 2)
+/* PRCHK: check the guard, the application tag, the reference tag. */
+#define NVQ_IO_PRCHK_GUARD (1u << 3)
+#define NVQ_IO_PRCHK_APP (1u << 4)
+#define NVQ_IO_PRCHK_REF (1u << 5)
+#define NVQ_IO_PRCHK_ALL \
+	(NVQ_IO_PRCHK_GUARD | NVQ_IO_PRCHK_APP | NVQ_IO_PRCHK_REF)
+
+/**
+ * struct nvq_io - A read or write with metadata and protection fields.
+ * @size: sizeof the struct as the caller was built (set by nvq_io_init());
+ *	the struct grows at its end, a zero new field means "as before".
+ * @nsid: the namespace.
+ * @nlb: number of logical blocks (at least 1).
+ * @slba: first logical block.
+ * @buf: data, DMA memory, 4-byte aligned; with an extended LBA format it
+ *	holds (lba_size + ms) bytes per block, data and metadata
+ *	interleaved.
+ * @md: separate metadata (ms bytes per block, DMA memory, 4-byte
+ *	aligned); NULL with an extended format, and may be NULL with
+ *	NVQ_IO_PRACT when ms is 8 (the controller inserts and strips the
+ *	PI, nothing is transferred).
+ * @flags: NVQ_IO_FUA, NVQ_IO_MORE, NVQ_IO_PRACT, NVQ_IO_PRCHK_*.
+ * @reftag: Initial Logical Block Reference Tag of @slba (types 1 and 2;
+ *	advanced by the blocks of each command when split, never for
+ *	type 3).
+ * @apptag: Logical Block Application Tag.
+ * @appmask: Logical Block Application Tag Mask.
+ */
+struct nvq_io {
+	uint32_t size;
+	uint32_t nsid;
+	uint32_t nlb;
+	uint32_t flags;
+	uint64_t slba;
+	void *buf;
+	void *md;
+	uint32_t reftag;
+	uint16_t apptag;
+	uint16_t appmask;
+};
+
+/**
+ * nvq_io_init() - Zero a request and set its size.
+ * @io: the request.
+ */
+static inline void nvq_io_init(struct nvq_io *io)
+{
+	uint8_t *p = (uint8_t *)io;
+	size_t i;
+
+	for (i = 0; i < sizeof(*io); i++)
+		p[i] = 0;
+	io->size = (uint32_t)sizeof(*io);
+}
+
+/**
+ * nvq_read_io() - Submit a read with metadata and protection fields.
+ * @q: the queue.
+ * @io: the request (read during the call only).
+ * @cb: completion callback (not NULL).
+ * @arg: passed to @cb.
+ *
+ * As nvq_read(), for every format nvq drives: transfers above MDTS are
+ * split, MPTR advancing by ms bytes per block and the reference tag by
+ * the blocks of each command (PI types 1 and 2).
+ *
+ * Return: as nvq_read(); -EINVAL also for a @io->size nvq does not know,
+ * flags the namespace's format does not allow, a missing or misaligned
+ * @io->md; -ENOTSUP for a namespace nvq does not drive.
+ */
+int nvq_read_io(struct nvq_queue *q, const struct nvq_io *io, nvq_cb cb,
+		void *arg);
+
+/**
+ * nvq_write_io() - Submit a write with metadata and protection fields.
+ * @q: the queue.
+ * @io: the request (read during the call only).
+ * @cb: completion callback (not NULL).
+ * @arg: passed to @cb.
+ *
+ * Return: as nvq_read_io().
+ */
+int nvq_write_io(struct nvq_queue *q, const struct nvq_io *io, nvq_cb cb,
+		 void *arg);
+
+/**
+ * nvq_read_io_sync() - nvq_read_io() and wait.
+ * @ctrl: the controller; the calling CPU's queue is used.
+ * @io: the request; @io->buf and @io->md must be DMA memory.
+ * @status: set to the NVMe status (may be NULL).
+ *
+ * Return: 0; -EIO with *@status set (e.g. 0x282, 0x283, 0x284: guard,
+ * application or reference tag check error); or as nvq_read_io().
+ */
+int nvq_read_io_sync(struct nvq_ctrl *ctrl, const struct nvq_io *io,
+		     uint16_t *status);
+
+/**
+ * nvq_write_io_sync() - nvq_write_io() and wait.
+ * @ctrl: the controller; the calling CPU's queue is used.
+ * @io: the request; @io->buf and @io->md must be DMA memory.
+ * @status: set to the NVMe status (may be NULL).
+ *
+ * Return: as nvq_read_io_sync().
+ */
+int nvq_write_io_sync(struct nvq_ctrl *ctrl, const struct nvq_io *io,
+		      uint16_t *status);
+
+/**
+ * nvq_io_raw() - Submit an arbitrary I/O command (no splitting).
+ * @q: the queue.
+ * @cmd: the command; CID, PRP1/PRP2 and MPTR are filled in by nvq, the
+ *	rest (opcode, NSID, CDW2-3, CDW10-15, FUSE 00b) is sent as given.
+ * @buf: data buffer, DMA memory, 4-byte aligned; NULL when @len is 0.
+ * @len: bytes of @buf (at most nvq_ctrl_max_transfer()).
+ * @md: separate metadata buffer for MPTR, DMA memory, 4-byte aligned;
+ *	NULL for none (MPTR 0).
+ * @md_len: bytes of @md (checked against DMA memory only).
+ * @flags: NVQ_IO_MORE.
+ * @cb: completion callback (not NULL).
+ * @arg: passed to @cb.
+ *
+ * The data direction follows the opcode's low two bits (01b host to
+ * controller, 10b controller to host, 00b no data; 11b is refused). nvq
+ * does not interpret the command, so it does not check the namespace or
+ * the LBA range: the controller does.
+ *
+ * Return: 0 once submitted; -EAGAIN when the queue is full; -EINVAL (NULL
+ * @q, @cmd or @cb, a buffer for a command without data or none for one
+ * with data, bidirectional opcode, fused command, misaligned buffers,
+ * @len above the maximum transfer, unknown flags); -EFAULT (buffers not
+ * in DMA memory); -ENOMEM (no PRP list memory).
+ */
+int nvq_io_raw(struct nvq_queue *q, const struct nvq_sqe *cmd, void *buf,
+	       size_t len, void *md, size_t md_len, unsigned int flags,
+	       nvq_cb cb, void *arg);
+
+/**
+ * nvq_io_raw_sync() - nvq_io_raw() and wait.
+ * @ctrl: the controller; the calling CPU's queue is used.
+ * @cmd: the command, as for nvq_io_raw().
+ * @buf: data buffer, any memory (bounced when not DMA memory).
+ * @len: bytes of @buf.
+ * @md: metadata buffer, any memory (bounced when not DMA memory), or
+ *	NULL.
+ * @md_len: bytes of @md.
+ * @result: set to CQE DW0 (may be NULL).
+ * @status: set to the NVMe status (may be NULL).
+ *
+ * Return: 0; -EIO with *@status set; or a negative errno as nvq_io_raw(),
+ * -ENODEV when the controller has no I/O queues, -ENOMEM (no bounce
+ * buffer).
+ */
+int nvq_io_raw_sync(struct nvq_ctrl *ctrl, const struct nvq_sqe *cmd,
+		    void *buf, size_t len, void *md, size_t md_len,
+		    uint32_t *result, uint16_t *status);
+
+/**
+ * nvq_pi_generate() - Fill the protection information of blocks.
+ * @ctrl: the controller.
+ * @nsid: a namespace with PI (type 1, 2 or 3).
+ * @buf: the data (extended format: data and metadata per block; the PI is
+ *	written into it).
+ * @md: the separate metadata (ms bytes per block), NULL with an extended
+ *	format.
+ * @nlb: blocks.
+ * @reftag: reference tag of the first block (types 1 and 2: incremented
+ *	per block; type 3: stored as given in every block).
+ * @apptag: application tag of every block.
+ *
+ * Computes the guard (CRC-16 T10-DIF over the block's data, and with PI
+ * in the last 8 bytes of metadata also over the metadata bytes before
+ * it), for sending with PRACT=0.
+ *
+ * Return: 0; -EINVAL (NULL arguments, a namespace without PI, @md given
+ * or missing against the format); -ENOENT, -ENOTSUP as nvq_ns_info().
+ */
+int nvq_pi_generate(const struct nvq_ctrl *ctrl, uint32_t nsid, void *buf,
+		    void *md, uint32_t nlb, uint32_t reftag, uint16_t apptag);
+
+/**
+ * nvq_pi_verify() - Check the protection information of blocks.
+ * @ctrl: the controller.
+ * @nsid: a namespace with PI.
+ * @buf: the data, as for nvq_pi_generate().
+ * @md: the separate metadata, as for nvq_pi_generate().
+ * @nlb: blocks.
+ * @reftag: expected reference tag of the first block.
+ * @apptag: expected application tag.
+ * @appmask: bits of the application tag to compare.
+ * @flags: NVQ_IO_PRCHK_* to check.
+ * @bad: set to the index of the first failing block (may be NULL).
+ *
+ * Checks as a controller does (NVM Command Set 1.0, 5.2.1.2): blocks whose
+ * application tag is FFFFh (types 1, 2) or whose application and
+ * reference tags are FFFFh and FFFFFFFFh (type 3) are not checked.
+ *
+ * Return: 0 when every block passes; the NVMe status a controller would
+ * report (0x282 guard, 0x283 application tag, 0x284 reference tag) for
+ * the first failing block; -EINVAL, -ENOENT, -ENOTSUP as
+ * nvq_pi_generate().
+ */
+int nvq_pi_verify(const struct nvq_ctrl *ctrl, uint32_t nsid, const void *buf,
+		  const void *md, uint32_t nlb, uint32_t reftag,
+		  uint16_t apptag, uint16_t appmask, unsigned int flags,
+		  uint32_t *bad);
 
 /* ------------------------------------------------------------------ */
 /* DMA memory                                                          */

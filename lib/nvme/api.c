@@ -166,7 +166,7 @@ int nvq_ns_info(const struct nvq_ctrl *ctrl, uint32_t nsid,
 		return nvq_err(-EINVAL, "NULL controller or info");
 	ns = nvq_ctrl_ns(ctrl, nsid);
 	if (!ns)
-		return nvq_err(-ENOENT, "namespace %u is not active", nsid);
+		return nvq_ns_absent(ctrl, nsid);
 	info->nsid = ns->nsid;
 	info->nlba = ns->nlba;
 	info->lba_size = 1u << ns->lbads;

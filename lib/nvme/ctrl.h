@@ -39,6 +39,21 @@ struct nvq_ns {
 	uint32_t max_blocks; /* blocks per command */
 	uint32_t wz_blocks; /* blocks per Write Zeroes command */
 	struct nvq_id_ns *id;
+	/* Metadata (docs/metadata.md); md 0: none, the lean path. */
+	uint8_t md;
+	uint8_t ext; /* extended LBA: metadata follows each block's data */
+	uint8_t pi_type; /* DPS 2:0 */
+	uint8_t pi_first; /* DPS bit 3 */
+	uint32_t ms; /* metadata bytes per block */
+	uint32_t blk_bytes; /* buffer bytes per block: data (+ms if ext) */
+};
+
+/* An active namespace nvq does not drive, and why (ns.c). */
+#define NVQ_MAX_BAD_NS 16
+struct nvq_ns_bad {
+	uint32_t nsid;
+	uint8_t csi;
+	char why[119];
 };
 
 /* A synchronous admin command in flight (see admin.c). */
@@ -154,6 +169,8 @@ struct nvq_ctrl {
 	unsigned int nr_ns;
 	struct nvq_ns *ns;
 	struct nvq_ns *ns_direct[NVQ_NS_DIRECT];
+	unsigned int nr_bad_ns;
+	struct nvq_ns_bad bad_ns[NVQ_MAX_BAD_NS];
 
 	/* Shadow doorbell and EventIdx pages, NULL when not in use. */
 	uint32_t *dbbuf_db, *dbbuf_ei;
@@ -217,6 +234,12 @@ int nvq_ctrl_identify(struct nvq_ctrl *ctrl, uint8_t cns, uint32_t nsid,
 int nvq_ctrl_admin_simple(struct nvq_ctrl *ctrl, uint8_t opc, uint32_t cdw10,
 			  uint32_t cdw11, uint64_t prp1, uint64_t prp2,
 			  uint32_t *result);
+
+/*
+ * Fail for @nsid that nvq_ctrl_ns() did not find, with its real reason
+ * (not active, or why nvq does not drive it): -ENOENT or -ENOTSUP (ns.c).
+ */
+int nvq_ns_absent(const struct nvq_ctrl *ctrl, uint32_t nsid);
 
 /* Find the active namespaces nvq can drive (ns.c). */
 int nvq_ctrl_scan_namespaces(struct nvq_ctrl *ctrl, char *notes,

@@ -130,11 +130,11 @@ static inline int check_common(struct nvq_queue *q, unsigned int flags,
 	return 0;
 }
 
-static inline int check_range(const struct nvq_ns *ns, uint32_t nsid,
-			      uint64_t slba, uint64_t nlb)
+static inline int check_range(const struct nvq_ctrl *c, const struct nvq_ns *ns,
+			      uint32_t nsid, uint64_t slba, uint64_t nlb)
 {
 	if (unlikely(!ns))
-		return nvq_err(-ENOENT, "namespace %u is not active", nsid);
+		return nvq_ns_absent(c, nsid);
 	if (unlikely(!nlb || slba >= ns->nlba || nlb > ns->nlba - slba))
 		return nvq_err(
 			-ERANGE,
@@ -302,6 +302,12 @@ int nvq_req_finish_chained(struct nvq_queue *q, struct nvq_cmd *cmd)
 	return 1;
 }
 
+static int nvq_rw_md_plain(struct nvq_queue *q, uint8_t opc,
+			   const struct nvq_ns *ns, const void *buf,
+			   uint64_t slba, uint32_t nlb, unsigned int flags,
+			   nvq_cb cb, void *arg)
+	__attribute__((noinline, cold));
+
 /*
  * Inlined into nvq_read() / nvq_write(): one call and nine arguments
  * worth of shuffling fewer per I/O (~15 instructions).
@@ -321,9 +327,12 @@ submit_rw(struct nvq_queue *q, uint8_t opc, uint32_t nsid, const void *buf,
 	if (unlikely(rc))
 		return rc;
 	ns = nvq_ctrl_ns(q->ctrl, nsid);
-	rc = check_range(ns, nsid, slba, nlb);
+	rc = check_range(q->ctrl, ns, nsid, slba, nlb);
 	if (unlikely(rc))
 		return rc;
+	if (unlikely(ns->md))
+		return nvq_rw_md_plain(q, opc, ns, buf, slba, nlb, flags, cb,
+				       arg);
 	if (unlikely((uintptr_t)buf & 3))
 		return nvq_err(-EINVAL,
 			       "buffer %p is not 4-byte aligned (PRP rule)",
@@ -420,7 +429,7 @@ int nvq_flush(struct nvq_queue *q, uint32_t nsid, unsigned int flags, nvq_cb cb,
 				-ENOTSUP,
 				"the controller does not take Flush for all namespaces (VWC.FB 10b); flush each namespace");
 	} else if (!nvq_ctrl_ns(q->ctrl, nsid)) {
-		return nvq_err(-ENOENT, "namespace %u is not active", nsid);
+		return nvq_ns_absent(q->ctrl, nsid);
 	}
 	cmd = nvq_queue_get_cmds(q, 1);
 	if (!cmd)
@@ -444,7 +453,7 @@ int nvq_write_zeroes(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 	if (rc)
 		return rc;
 	ns = nvq_ctrl_ns(q->ctrl, nsid);
-	rc = check_range(ns, nsid, slba, nlb);
+	rc = check_range(q->ctrl, ns, nsid, slba, nlb);
 	if (rc)
 		return rc;
 	if (!(q->ctrl->id->oncs & NVQ_CTRL_ONCS_WRITE_ZEROES))
@@ -522,7 +531,7 @@ int nvq_deallocate(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 	rc = check_common(q, flags, cb);
 	if (rc)
 		return rc;
-	rc = check_range(nvq_ctrl_ns(q->ctrl, nsid), nsid, slba, nlb);
+	rc = check_range(q->ctrl, nvq_ctrl_ns(q->ctrl, nsid), nsid, slba, nlb);
 	if (rc)
 		return rc;
 	c = q->ctrl;
@@ -622,4 +631,249 @@ int nvq_wait(struct nvq_queue *q, unsigned int min_cpl, int timeout_ms)
 		}
 	}
 	return (int)total;
+}
+
+/* ------------------------------------------------------------------ */
+/* Metadata and protection information (docs/metadata.md)              */
+/* ------------------------------------------------------------------ */
+
+#define IO_FLAGS_ALL \
+	(NVQ_IO_FUA | NVQ_IO_MORE | NVQ_IO_PRACT | NVQ_IO_PRCHK_ALL)
+/* PRINFO, CDW12 bits 29:26 (NVM Command Set 1.0, Read and Write). */
+
+static uint32_t prinfo(unsigned int flags)
+{
+	uint32_t p = 0;
+
+	if (flags & NVQ_IO_PRACT)
+		p |= 1u << 29;
+	if (flags & NVQ_IO_PRCHK_GUARD)
+		p |= 1u << 28;
+	if (flags & NVQ_IO_PRCHK_APP)
+		p |= 1u << 27;
+	if (flags & NVQ_IO_PRCHK_REF)
+		p |= 1u << 26;
+	return p;
+}
+
+/* The sizes struct nvq_io has had. */
+#define NVQ_IO_SIZE_VER0 48u
+
+static int submit_io(struct nvq_queue *q, uint8_t opc, const struct nvq_io *io,
+		     nvq_cb cb, void *arg)
+{
+	uint64_t iova, md_iova = 0;
+	const struct nvq_ns *ns;
+	struct nvq_cmd *lead, *cmd;
+	uint32_t per, n, done = 0;
+	size_t len, md_len = 0;
+	unsigned int flags;
+	int rc;
+
+	if (!q || !cb || !io)
+		return nvq_err(-EINVAL, "NULL queue, request or callback");
+	if (io->size < NVQ_IO_SIZE_VER0)
+		return nvq_err(
+			-EINVAL,
+			"struct nvq_io size %u is unknown: use nvq_io_init()",
+			io->size);
+	flags = io->flags;
+	if (flags & ~IO_FLAGS_ALL)
+		return nvq_err(-EINVAL, "unknown I/O flags %#x",
+			       flags & ~IO_FLAGS_ALL);
+	if (__atomic_load_n(&q->dead, __ATOMIC_RELAXED))
+		return dead(q);
+	ns = nvq_ctrl_ns(q->ctrl, io->nsid);
+	rc = check_range(q->ctrl, ns, io->nsid, io->slba, io->nlb);
+	if (rc)
+		return rc;
+	if (!io->buf || ((uintptr_t)io->buf & 3) || ((uintptr_t)io->md & 3))
+		return nvq_err(
+			-EINVAL,
+			"data buffer %p is NULL or it or metadata buffer %p is not 4-byte aligned",
+			io->buf, io->md);
+	if (!ns->pi_type && (flags & (NVQ_IO_PRACT | NVQ_IO_PRCHK_ALL)))
+		return nvq_err(
+			-EINVAL,
+			"namespace %u has no protection information: PRACT and PRCHK do not apply",
+			io->nsid);
+	if (io->md && (!ns->md || ns->ext))
+		return nvq_err(
+			-EINVAL,
+			"namespace %u has %s: no separate metadata buffer",
+			io->nsid,
+			ns->md ?
+				"an extended LBA format (metadata in the data buffer)" :
+				"no metadata");
+	if (ns->md && !ns->ext && !io->md &&
+	    !((flags & NVQ_IO_PRACT) && ns->ms == 8))
+		return nvq_err(
+			-EINVAL,
+			"namespace %u has %u bytes of separate metadata per block: give a metadata buffer (or PRACT with 8-byte PI metadata)",
+			io->nsid, ns->ms);
+	len = (size_t)io->nlb * ns->blk_bytes;
+	if (nvq_mem_iova(q->ctrl->mem, mem_cache(q), io->buf, len, &iova))
+		return nvq_err(
+			-EFAULT,
+			"buffer %p (%zu bytes) is not in DMA memory: use nvq_dma_alloc() or nvq_dma_register()",
+			io->buf, len);
+	if (io->md) {
+		md_len = (size_t)io->nlb * ns->ms;
+		if (nvq_mem_iova(q->ctrl->mem, mem_cache(q), io->md, md_len,
+				 &md_iova))
+			return nvq_err(
+				-EFAULT,
+				"metadata buffer %p (%zu bytes) is not in DMA memory",
+				io->md, md_len);
+	}
+	per = ns->max_blocks;
+	n = nr_cmds(io->nlb, per);
+	if (n > q->nr_tags)
+		return too_big(q, n);
+	lead = nvq_queue_get_cmds(q, n);
+	if (!lead)
+		return -EAGAIN;
+	for (cmd = lead; cmd; cmd = cmd->next) {
+		uint32_t k = MIN(per, io->nlb - done);
+
+		rc = build_rw(q, cmd, opc, io->nsid,
+			      iova + (uint64_t)done * ns->blk_bytes,
+			      (size_t)k * ns->blk_bytes, io->slba + done, k,
+			      flags);
+		if (rc) {
+			nvq_queue_put_cmds(q, lead);
+			return rc;
+		}
+		if (io->md)
+			cmd->sqe.mptr = md_iova + (uint64_t)done * ns->ms;
+		cmd->sqe.cdw12 |= prinfo(flags);
+		/* Types 1 and 2: the tag of the command's first block. */
+		cmd->sqe.cdw14 = io->reftag + (ns->pi_type == 3 ? 0 : done);
+		cmd->sqe.cdw15 = io->apptag | (uint32_t)io->appmask << 16;
+		done += k;
+	}
+	lead->cb = cb;
+	lead->arg = arg;
+	nvq_queue_post(q, lead, flags);
+	return 0;
+}
+
+int nvq_read_io(struct nvq_queue *q, const struct nvq_io *io, nvq_cb cb,
+		void *arg)
+{
+	return submit_io(q, nvq_cmd_read, io, cb, arg);
+}
+
+int nvq_write_io(struct nvq_queue *q, const struct nvq_io *io, nvq_cb cb,
+		 void *arg)
+{
+	return submit_io(q, nvq_cmd_write, io, cb, arg);
+}
+
+/*
+ * nvq_read()/nvq_write() on a namespace with metadata: an extended format
+ * carries it in the buffer; separate 8-byte PI metadata is inserted and
+ * stripped by the controller (PRACT, as Linux does without an integrity
+ * buffer, checking the guard and, types 1 and 2, the reference tag of the
+ * LBA's low 32 bits); anything else needs the metadata API.
+ */
+static int nvq_rw_md_plain(struct nvq_queue *q, uint8_t opc,
+			   const struct nvq_ns *ns, const void *buf,
+			   uint64_t slba, uint32_t nlb, unsigned int flags,
+			   nvq_cb cb, void *arg)
+{
+	struct nvq_io io;
+
+	nvq_io_init(&io);
+	io.nsid = ns->nsid;
+	io.slba = slba;
+	io.nlb = nlb;
+	io.buf = (void *)(uintptr_t)buf;
+	io.flags = flags;
+	if (!ns->ext) {
+		if (!ns->pi_type || ns->ms != 8)
+			return nvq_err(
+				-EINVAL,
+				"namespace %u has %u bytes of separate metadata per block%s: use nvq_read_io()/nvq_write_io() with a metadata buffer",
+				ns->nsid, ns->ms,
+				ns->pi_type ? " beyond its PI" : "");
+		io.flags |= NVQ_IO_PRACT | NVQ_IO_PRCHK_GUARD;
+		if (ns->pi_type != 3) {
+			io.flags |= NVQ_IO_PRCHK_REF;
+			io.reftag = (uint32_t)slba;
+		}
+	}
+	return submit_io(q, opc, &io, cb, arg);
+}
+
+int nvq_io_raw(struct nvq_queue *q, const struct nvq_sqe *sqe, void *buf,
+	       size_t len, void *md, size_t md_len, unsigned int flags,
+	       nvq_cb cb, void *arg)
+{
+	uint64_t iova = 0, md_iova = 0;
+	struct nvq_cmd *cmd;
+	unsigned int dir;
+	int rc;
+
+	if (!q || !sqe || !cb)
+		return nvq_err(-EINVAL, "NULL queue, command or callback");
+	if (flags & ~NVQ_IO_MORE)
+		return nvq_err(-EINVAL, "unknown raw I/O flags %#x",
+			       flags & ~NVQ_IO_MORE);
+	if (sqe->flags & NVQ_SQE_FUSE_MASK)
+		return nvq_err(-EINVAL, "fused commands are not supported");
+	dir = sqe->opcode & 3;
+	if (dir == 3)
+		return nvq_err(
+			-EINVAL,
+			"opcode %#x is bidirectional, which nvq does not transfer",
+			sqe->opcode);
+	if ((dir == 0) != (len == 0) || (len && !buf))
+		return nvq_err(-EINVAL,
+			       "opcode %#x %s a data buffer (%zu bytes given)",
+			       sqe->opcode, dir ? "needs" : "takes no", len);
+	if (((uintptr_t)buf & 3) || ((uintptr_t)md & 3))
+		return nvq_err(-EINVAL,
+			       "buffer %p or metadata %p is not 4-byte aligned",
+			       buf, md);
+	if (len > q->ctrl->max_xfer)
+		return nvq_err(-EINVAL,
+			       "%zu bytes exceed the maximum transfer of %u",
+			       len, q->ctrl->max_xfer);
+	if (__atomic_load_n(&q->dead, __ATOMIC_RELAXED))
+		return dead(q);
+	if (len && nvq_mem_iova(q->ctrl->mem, mem_cache(q), buf, len, &iova))
+		return nvq_err(-EFAULT,
+			       "buffer %p (%zu bytes) is not in DMA memory",
+			       buf, len);
+	if (md && nvq_mem_iova(q->ctrl->mem, mem_cache(q), md,
+			       md_len ? md_len : 1, &md_iova))
+		return nvq_err(
+			-EFAULT,
+			"metadata buffer %p (%zu bytes) is not in DMA memory",
+			md, md_len);
+	cmd = nvq_queue_get_cmds(q, 1);
+	if (!cmd)
+		return -EAGAIN;
+	cmd->sqe = *sqe;
+	cmd->sqe.cid = cmd->cid;
+	cmd->sqe.flags &= (uint8_t)~0xc0; /* PSDT 00b: PRPs */
+	cmd->sqe.prp1 = 0;
+	cmd->sqe.prp2 = 0;
+	cmd->sqe.mptr = md_iova;
+	if (len) {
+		rc = nvq_prp_build(q->pools, iova, len, &cmd->sqe.prp1,
+				   &cmd->sqe.prp2, &cmd->prp);
+		if (rc) {
+			nvq_queue_put_cmds(q, cmd);
+			return nvq_err(
+				rc,
+				"cannot build the PRP list of a %zu-byte transfer",
+				len);
+		}
+	}
+	cmd->cb = cb;
+	cmd->arg = arg;
+	nvq_queue_post(q, cmd, flags);
+	return 0;
 }

@@ -2,7 +2,7 @@
 /*
  * Namespaces: which are active (Identify CNS 02h, or every nsid up to NN
  * on controllers that predate it), and which of them nvq can drive (an
- * LBA format it supports, no metadata, the NVM command set).
+ * LBA format it supports, the NVM command set), and their metadata format.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crc_t10dif.h"
 #include "ctrl.h"
 #include "internal.h"
 
@@ -66,13 +67,18 @@ static const char *ns_unusable(struct nvq_ctrl *c, const struct nvq_id_ns *id,
 			 f->ds);
 		return why;
 	}
-	if (f->ms) {
+	if ((id->dps & 7) > 3) {
 		snprintf(
 			why, len,
-			"%u bytes of metadata per block (%s) are not supported",
-			f->ms,
-			id->flbas & NVQ_NS_FLBAS_META_EXT ? "extended LBA" :
-							    "separate buffer");
+			"its protection information type %u (DPS %#x) is reserved",
+			id->dps & 7, id->dps);
+		return why;
+	}
+	if ((id->dps & 7) && f->ms < 8) {
+		snprintf(
+			why, len,
+			"it has protection information type %u but only %u bytes of metadata per block",
+			id->dps & 7, f->ms);
 		return why;
 	}
 	if ((1u << f->ds) > c->max_xfer) {
@@ -91,8 +97,24 @@ static const char *ns_unusable(struct nvq_ctrl *c, const struct nvq_id_ns *id,
  * Identification Descriptor list). No
  * list, or no CSI in it, means NVM.
  */
+static const char *csi_name(uint8_t csi)
+{
+	switch (csi) {
+	case 1:
+		return "Key Value";
+	case 2:
+		return "Zoned";
+	case 3:
+		return "Subsystem Local Memory";
+	case 4:
+		return "Computational Programs";
+	default:
+		return "unknown";
+	}
+}
+
 static const char *ns_not_nvm(struct nvq_ctrl *c, uint32_t nsid, char *why,
-			      size_t len)
+			      size_t len, uint8_t *csi)
 {
 	uint8_t *d = malloc(NVQ_IDENTIFY_DATA_SIZE);
 	const char *bad = NULL;
@@ -109,9 +131,11 @@ static const char *ns_not_nvm(struct nvq_ctrl *c, uint32_t nsid, char *why,
 		if (off + 4 + nidl > NVQ_IDENTIFY_DATA_SIZE)
 			break;
 		if (nidt == NIDT_CSI && nidl >= 1 && d[off + 4] != CSI_NVM) {
-			snprintf(why, len,
-				 "its I/O Command Set (CSI %u) is not NVM",
-				 d[off + 4]);
+			*csi = d[off + 4];
+			snprintf(
+				why, len,
+				"it uses the %s command set (CSI %u), which nvq does not drive",
+				csi_name(d[off + 4]), d[off + 4]);
 			bad = why;
 			break;
 		}
@@ -119,6 +143,90 @@ static const char *ns_not_nvm(struct nvq_ctrl *c, uint32_t nsid, char *why,
 	}
 	free(d);
 	return bad;
+}
+
+static void remember_bad(struct nvq_ctrl *c, uint32_t nsid, uint8_t csi,
+			 const char *why)
+{
+	struct nvq_ns_bad *b;
+
+	if (c->nr_bad_ns == NVQ_MAX_BAD_NS)
+		return;
+	b = &c->bad_ns[c->nr_bad_ns++];
+	b->nsid = nsid;
+	b->csi = csi;
+	snprintf(b->why, sizeof(b->why), "%s", why);
+}
+
+/*
+ * Record the format: metadata size and where it goes, protection type and
+ * place, and the blocks one command carries. MDTS limits the data
+ * transfer: with an extended format the metadata is in it too.
+ */
+static void set_format(struct nvq_ctrl *c, struct nvq_ns *ns,
+		       const struct nvq_id_ns *id)
+{
+	const struct nvq_lbaf *f = &id->lbaf[flbas_index(id)];
+	uint32_t per;
+
+	ns->lbads = f->ds;
+	ns->ms = f->ms;
+	ns->md = f->ms != 0;
+	ns->ext = f->ms && (id->flbas & NVQ_NS_FLBAS_META_EXT);
+	ns->pi_type = f->ms ? id->dps & 7 : 0;
+	ns->pi_first = ns->pi_type && (id->dps & 8);
+	ns->blk_bytes = (1u << f->ds) + (ns->ext ? f->ms : 0);
+	per = c->max_xfer / ns->blk_bytes;
+	ns->max_blocks = MIN(MAX(per, 1u), 65536u);
+}
+
+int nvq_ns_absent(const struct nvq_ctrl *ctrl, uint32_t nsid)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctrl->nr_bad_ns; i++)
+		if (ctrl->bad_ns[i].nsid == nsid)
+			return nvq_err(-ENOTSUP, "namespace %u: %s", nsid,
+				       ctrl->bad_ns[i].why);
+	return nvq_err(-ENOENT, "namespace %u is not active", nsid);
+}
+
+int nvq_ns_format_size(const struct nvq_ctrl *ctrl, uint32_t nsid,
+		       struct nvq_ns_format *fmt, uint32_t size)
+{
+	struct nvq_ns_format f = { 0 };
+	const struct nvq_ns *ns;
+	unsigned int i;
+
+	if (!ctrl || !fmt || size < sizeof(fmt->size))
+		return nvq_err(-EINVAL, "NULL controller or format, or size %u",
+			       size);
+	ns = nvq_ctrl_ns(ctrl, nsid);
+	f.nsid = nsid;
+	if (ns) {
+		f.usable = 1;
+		f.extended = ns->ext;
+		f.pi_type = ns->pi_type;
+		f.pi_first = ns->pi_first;
+		f.pi_size = ns->pi_type ? 8 : 0;
+		f.lba_size = 1u << ns->lbads;
+		f.ms = ns->ms;
+	} else {
+		for (i = 0; i < ctrl->nr_bad_ns; i++)
+			if (ctrl->bad_ns[i].nsid == nsid)
+				break;
+		if (i == ctrl->nr_bad_ns)
+			return nvq_ns_absent(ctrl, nsid);
+		f.csi = ctrl->bad_ns[i].csi;
+		snprintf(f.why, sizeof(f.why), "%s", ctrl->bad_ns[i].why);
+	}
+	if (size > sizeof(f)) {
+		memset(fmt, 0, size);
+		size = sizeof(f);
+	}
+	memcpy(fmt, &f, size);
+	fmt->size = size;
+	return 0;
 }
 
 /* Every nsid up to NN is a candidate; Identify Namespace tells. */
@@ -210,8 +318,10 @@ int nvq_ctrl_scan_namespaces(struct nvq_ctrl *c, char *notes, size_t notes_len)
 	unsigned int nr = 0, i;
 	bool all = false;
 	char why[128];
+	uint8_t csi;
 	int rc;
 
+	c->nr_bad_ns = 0;
 	ids = calloc(NVQ_MAX_NS, sizeof(*ids));
 	c->ns = calloc(NVQ_MAX_NS, sizeof(*c->ns));
 	if (!ids || !c->ns) {
@@ -244,18 +354,22 @@ int nvq_ctrl_scan_namespaces(struct nvq_ctrl *c, char *notes, size_t notes_len)
 		/* Scanning every nsid: size 0 means inactive. */
 		if (all && !id->nsze)
 			continue;
-		bad = ns_unusable(c, id, why, sizeof(why));
-		if (!bad && c->iocss)
-			bad = ns_not_nvm(c, ids[i], why, sizeof(why));
+		bad = NULL;
+		csi = CSI_NVM;
+		if (c->iocss)
+			bad = ns_not_nvm(c, ids[i], why, sizeof(why), &csi);
+		if (!bad)
+			bad = ns_unusable(c, id, why, sizeof(why));
 		if (bad) {
 			nvq_note(notes, notes_len, "namespace %u skipped: %s",
 				 ids[i], bad);
+			remember_bad(c, ids[i], csi, bad);
 			continue;
 		}
 		ns->nsid = ids[i];
 		ns->lbads = id->lbaf[flbas_index(id)].ds;
 		ns->nlba = id->nsze;
-		ns->max_blocks = MIN(c->max_xfer >> ns->lbads, 65536u);
+		set_format(c, ns, id);
 		/* NLB is 16 bits: 65536 blocks per command at most. */
 		ns->wz_blocks =
 			c->wz_max_bytes ?
@@ -272,5 +386,152 @@ int nvq_ctrl_scan_namespaces(struct nvq_ctrl *c, char *notes, size_t notes_len)
 	}
 	free(id);
 	free(ids);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Host-side protection information (NVM Command Set 1.0, 5.2.1)       */
+/* ------------------------------------------------------------------ */
+
+struct pi_blocks {
+	const struct nvq_ns *ns;
+	uint8_t *data; /* of block 0 */
+	uint8_t *md; /* of block 0 */
+	size_t stride; /* data bytes between blocks */
+	size_t md_stride;
+};
+
+static int pi_setup(const struct nvq_ctrl *ctrl, uint32_t nsid, const void *buf,
+		    const void *md, struct pi_blocks *b)
+{
+	const struct nvq_ns *ns;
+
+	if (!ctrl || !buf)
+		return nvq_err(-EINVAL, "NULL controller or buffer");
+	ns = nvq_ctrl_ns(ctrl, nsid);
+	if (!ns)
+		return nvq_ns_absent(ctrl, nsid);
+	if (!ns->pi_type)
+		return nvq_err(-EINVAL,
+			       "namespace %u has no protection information",
+			       nsid);
+	if (ns->ext ? md != NULL : md == NULL)
+		return nvq_err(-EINVAL,
+			       "namespace %u %s a separate metadata buffer",
+			       nsid, ns->ext ? "takes no" : "needs");
+	b->ns = ns;
+	b->data = (uint8_t *)(uintptr_t)buf;
+	b->stride = ns->blk_bytes;
+	if (ns->ext) {
+		b->md = b->data + (1u << ns->lbads);
+		b->md_stride = ns->blk_bytes;
+	} else {
+		b->md = (uint8_t *)(uintptr_t)md;
+		b->md_stride = ns->ms;
+	}
+	return 0;
+}
+
+/*
+ * The guard: CRC-16 T10-DIF of the block's data and, when the PI is the
+ * last 8 bytes of the metadata, of the metadata before it.
+ */
+static uint16_t pi_guard(const struct pi_blocks *b, const uint8_t *data,
+			 const uint8_t *md)
+{
+	uint16_t crc = nvq_crc_t10dif_update(0, data, 1u << b->ns->lbads);
+
+	if (!b->ns->pi_first && b->ns->ms > 8)
+		crc = nvq_crc_t10dif_update(crc, md, b->ns->ms - 8);
+	return crc;
+}
+
+static uint8_t *pi_of(const struct pi_blocks *b, uint8_t *md)
+{
+	return b->ns->pi_first ? md : md + b->ns->ms - 8;
+}
+
+static void put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	put_be16(p, (uint16_t)(v >> 16));
+	put_be16(p + 2, (uint16_t)v);
+}
+
+static uint16_t get_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)get_be16(p) << 16 | get_be16(p + 2);
+}
+
+int nvq_pi_generate(const struct nvq_ctrl *ctrl, uint32_t nsid, void *buf,
+		    void *md, uint32_t nlb, uint32_t reftag, uint16_t apptag)
+{
+	struct pi_blocks b;
+	uint32_t i;
+	int rc;
+
+	rc = pi_setup(ctrl, nsid, buf, md, &b);
+	if (rc)
+		return rc;
+	for (i = 0; i < nlb; i++) {
+		uint8_t *d = b.data + (size_t)i * b.stride;
+		uint8_t *m = b.md + (size_t)i * b.md_stride;
+		uint8_t *pi = pi_of(&b, m);
+
+		put_be16(pi, pi_guard(&b, d, m));
+		put_be16(pi + 2, apptag);
+		put_be32(pi + 4, b.ns->pi_type == 3 ? reftag : reftag + i);
+	}
+	return 0;
+}
+
+int nvq_pi_verify(const struct nvq_ctrl *ctrl, uint32_t nsid, const void *buf,
+		  const void *md, uint32_t nlb, uint32_t reftag,
+		  uint16_t apptag, uint16_t appmask, unsigned int flags,
+		  uint32_t *bad)
+{
+	struct pi_blocks b;
+	uint32_t i;
+	int rc;
+
+	rc = pi_setup(ctrl, nsid, buf, md, &b);
+	if (rc)
+		return rc;
+	for (i = 0; i < nlb; i++) {
+		uint8_t *d = b.data + (size_t)i * b.stride;
+		uint8_t *m = b.md + (size_t)i * b.md_stride;
+		const uint8_t *pi = pi_of(&b, m);
+		uint16_t at = get_be16(pi + 2);
+		uint32_t rt = get_be32(pi + 4);
+		int st = 0;
+
+		/* Escapes: checking is disabled for such blocks. */
+		if (at == 0xffff && (b.ns->pi_type != 3 || rt == 0xffffffffu))
+			continue;
+		if ((flags & NVQ_IO_PRCHK_GUARD) &&
+		    get_be16(pi) != pi_guard(&b, d, m))
+			st = 0x282;
+		else if ((flags & NVQ_IO_PRCHK_APP) &&
+			 (at & appmask) != (apptag & appmask))
+			st = 0x283;
+		else if ((flags & NVQ_IO_PRCHK_REF) &&
+			 rt != (b.ns->pi_type == 3 ? reftag : reftag + i))
+			st = 0x284;
+		if (st) {
+			if (bad)
+				*bad = i;
+			return st;
+		}
+	}
 	return 0;
 }

@@ -152,7 +152,7 @@ static int rw_sync(struct nvq_ctrl *ctrl, enum sync_op op, uint32_t nsid,
 		return ctrl ? -ENODEV : -EINVAL;
 	ns = nvq_ctrl_ns(ctrl, nsid);
 	if (!ns)
-		return nvq_err(-ENOENT, "namespace %u is not active", nsid);
+		return nvq_ns_absent(ctrl, nsid);
 	if (!nlb || slba >= ns->nlba || nlb > ns->nlba - slba)
 		return nvq_err(
 			-ERANGE,
@@ -162,29 +162,29 @@ static int rw_sync(struct nvq_ctrl *ctrl, enum sync_op op, uint32_t nsid,
 			(unsigned long long)ns->nlba);
 	if (!buf)
 		return nvq_err(-EINVAL, "NULL buffer");
-	len = (size_t)nlb << ns->lbads;
+	len = (size_t)nlb * ns->blk_bytes;
 	/* A few commands' worth per request keeps -E2BIG and bounce
 	 * buffers small whatever the caller asks for. */
 	chunk = (uint64_t)ns->max_blocks * MIN(q->nr_tags, SYNC_CMDS);
 	if (((uintptr_t)buf & 3) ||
 	    nvq_mem_iova(ctrl->mem, NULL, buf, len, &iova)) {
 		bounce = nvq_mem_alloc(ctrl->mem,
-				       (size_t)MIN(chunk, nlb) << ns->lbads, -1,
-				       NULL);
+				       (size_t)MIN(chunk, nlb) * ns->blk_bytes,
+				       -1, NULL);
 		if (!bounce)
 			return nvq_err(-ENOMEM,
 				       "no DMA memory for a bounce buffer");
 	}
 	for (done = 0; done < nlb && !rc; done += chunk) {
 		uint32_t k = (uint32_t)MIN(chunk, nlb - done);
-		char *p = (char *)buf + (done << ns->lbads);
+		char *p = (char *)buf + done * ns->blk_bytes;
 		void *io = bounce ? bounce : p;
 
 		if (bounce && op == OP_WRITE)
-			memcpy(bounce, p, (size_t)k << ns->lbads);
+			memcpy(bounce, p, (size_t)k * ns->blk_bytes);
 		rc = run_one(q, op, nsid, io, slba + done, k, status);
 		if (!rc && bounce && op == OP_READ)
-			memcpy(p, bounce, (size_t)k << ns->lbads);
+			memcpy(p, bounce, (size_t)k * ns->blk_bytes);
 	}
 	if (bounce)
 		nvq_mem_free(ctrl->mem, bounce);
@@ -307,5 +307,121 @@ int nvq_admin(struct nvq_ctrl *ctrl, const struct nvq_sqe *cmd, void *buf,
 	/* NULL after a timeout: the controller keeps it until completion. */
 	if (bounce)
 		nvq_mem_free(ctrl->mem, bounce);
+	return rc;
+}
+
+/* One metadata or raw request: submit (retrying while full) and wait. */
+static int io_sync(struct nvq_ctrl *ctrl, int write, const struct nvq_io *io,
+		   const struct nvq_sqe *sqe, void *buf, size_t len, void *md,
+		   size_t md_len, uint32_t *result, uint16_t *status)
+{
+	struct nvq_queue *q = sync_queue(ctrl);
+	struct sync_wait w = { 0 };
+	int rc;
+
+	if (status)
+		*status = 0;
+	if (!q)
+		return ctrl ? -ENODEV : -EINVAL;
+	w.use_cond = q->mode == NVQ_MODE_THREAD;
+	if (w.use_cond) {
+		pthread_mutex_init(&w.lock, NULL);
+		pthread_cond_init(&w.cond, NULL);
+	}
+	for (;;) {
+		if (io)
+			rc = write ? nvq_write_io(q, io, sync_cb, &w) :
+				     nvq_read_io(q, io, sync_cb, &w);
+		else
+			rc = nvq_io_raw(q, sqe, buf, len, md, md_len, 0,
+					sync_cb, &w);
+		if (rc != -EAGAIN)
+			break;
+		make_progress(q);
+	}
+	if (!rc) {
+		wait_done(q, &w);
+		if (status)
+			*status = w.cpl.status;
+		if (result)
+			*result = w.cpl.result;
+		rc = w.cpl.err;
+		if (rc)
+			nvq_err(rc, "I/O command failed: %s",
+				rc == -EIO ? nvq_status_str(w.cpl.status) :
+					     "cancelled");
+	}
+	if (w.use_cond) {
+		pthread_mutex_destroy(&w.lock);
+		pthread_cond_destroy(&w.cond);
+	}
+	return rc;
+}
+
+int nvq_read_io_sync(struct nvq_ctrl *ctrl, const struct nvq_io *io,
+		     uint16_t *status)
+{
+	return io_sync(ctrl, 0, io, NULL, NULL, 0, NULL, 0, NULL, status);
+}
+
+int nvq_write_io_sync(struct nvq_ctrl *ctrl, const struct nvq_io *io,
+		      uint16_t *status)
+{
+	return io_sync(ctrl, 1, io, NULL, NULL, 0, NULL, 0, NULL, status);
+}
+
+/* A DMA copy of @p when it is not DMA memory (NULL: use @p itself). */
+static int bounce_for(struct nvq_ctrl *ctrl, void *p, size_t len, void **bounce)
+{
+	uint64_t iova;
+
+	*bounce = NULL;
+	if (!p || !len ||
+	    (!((uintptr_t)p & 3) &&
+	     !nvq_mem_iova(ctrl->mem, NULL, p, len, &iova)))
+		return 0;
+	*bounce = nvq_mem_alloc(ctrl->mem, len, -1, NULL);
+	if (!*bounce)
+		return nvq_err(-ENOMEM, "no DMA memory for a bounce buffer");
+	memcpy(*bounce, p, len);
+	return 0;
+}
+
+int nvq_io_raw_sync(struct nvq_ctrl *ctrl, const struct nvq_sqe *cmd, void *buf,
+		    size_t len, void *md, size_t md_len, uint32_t *result,
+		    uint16_t *status)
+{
+	void *bb = NULL, *mb = NULL;
+	int rc;
+
+	if (status)
+		*status = 0;
+	if (!ctrl || !cmd)
+		return nvq_err(-EINVAL, "NULL controller or command");
+	if (!buf)
+		len = 0;
+	if (!md)
+		md_len = 0;
+	if (len > ctrl->max_xfer)
+		return nvq_err(-EINVAL,
+			       "%zu bytes exceed the maximum transfer of %u",
+			       len, ctrl->max_xfer);
+	rc = bounce_for(ctrl, buf, len, &bb);
+	if (!rc)
+		rc = bounce_for(ctrl, md, md_len, &mb);
+	if (!rc)
+		rc = io_sync(ctrl, 0, NULL, cmd, bb ? bb : buf, len,
+			     mb ? mb : md, md_len, result, status);
+	/* Controller to host: the data comes back. */
+	if (!rc && (cmd->opcode & 3) == 2) {
+		if (bb)
+			memcpy(buf, bb, len);
+		if (mb)
+			memcpy(md, mb, md_len);
+	}
+	if (bb)
+		nvq_mem_free(ctrl->mem, bb);
+	if (mb)
+		nvq_mem_free(ctrl->mem, mb);
 	return rc;
 }
