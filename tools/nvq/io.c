@@ -145,6 +145,7 @@ static int interrupted(uint64_t done, uint64_t total)
 /* One request and the buffer it moves. */
 struct slot {
 	void *buf;
+	void *md; /* separate metadata (-M), NULL without */
 	uint64_t lba;
 	uint32_t nlb;
 	bool busy; /* submitted, callback not yet run */
@@ -166,8 +167,12 @@ struct xfer {
 	unsigned int nr_slots; /* slots with a buffer */
 	unsigned int head, tail, outstanding;
 	uint32_t chunk_blocks;
-	unsigned int io_flags; /* NVQ_IO_FUA for -f */
-	int fd;
+	unsigned int io_flags; /* NVQ_IO_FUA for -f, PRACT/PRCHK for -p */
+	struct nvq_ns_format fmt;
+	uint32_t bsz; /* bytes per block in -d: data, + metadata if extended */
+	uint32_t msz; /* bytes per block in -M: 0 without */
+	bool md_io; /* through nvq_read_io()/nvq_write_io() */
+	int fd, mdfd;
 };
 
 static void slot_done(void *arg, const struct nvq_cpl *cpl)
@@ -273,7 +278,7 @@ static int xfer_begin(struct args *a, struct xfer *x)
  */
 static int alloc_slots(struct xfer *x, uint64_t max_blocks)
 {
-	uint32_t lbs = x->ns.lba_size;
+	uint32_t lbs = x->bsz ? x->bsz : x->ns.lba_size;
 	uint64_t blocks = CHUNK_BYTES / lbs, per_cmd, cmds, slots;
 	unsigned int n = XFER_SLOTS;
 	size_t bytes;
@@ -298,6 +303,13 @@ static int alloc_slots(struct xfer *x, uint64_t max_blocks)
 				    "%s",
 				    bytes, lib_msg(-ENOMEM));
 		x->nr_slots = i + 1;
+		if (!x->msz)
+			continue;
+		x->slot[i].md = nvq_dma_alloc(x->ctrl, blocks * x->msz, -1);
+		if (!x->slot[i].md)
+			return fail("cannot allocate %" PRIu64 " bytes of DMA "
+				    "memory: %s",
+				    blocks * x->msz, lib_msg(-ENOMEM));
 	}
 	x->chunk_blocks = (uint32_t)blocks;
 	return 0;
@@ -309,6 +321,8 @@ static void xfer_end(struct xfer *x)
 
 	if (x->fd > STDERR_FILENO)
 		close(x->fd);
+	if (x->mdfd > STDERR_FILENO)
+		close(x->mdfd);
 	/*
 	 * A request still in flight (a signal, an error in another chunk)
 	 * may yet be written by the device: nvq_close() cancels it and frees
@@ -318,8 +332,11 @@ static void xfer_end(struct xfer *x)
 		if (x->slot[i].busy)
 			break;
 	if (i == XFER_SLOTS)
-		for (i = 0; i < x->nr_slots; i++)
+		for (i = 0; i < x->nr_slots; i++) {
 			nvq_dma_free(x->ctrl, x->slot[i].buf);
+			if (x->slot[i].md)
+				nvq_dma_free(x->ctrl, x->slot[i].md);
+		}
 	if (x->ctrl)
 		nvq_close(x->ctrl);
 }
@@ -449,16 +466,137 @@ static int open_output(const struct args *a, struct xfer *x)
 	return 0;
 }
 
+/* The request of @s for a namespace with metadata (or -p). */
+static void md_request(const struct xfer *x, const struct slot *s,
+		       const struct args *a, struct nvq_io *io)
+{
+	nvq_io_init(io);
+	io->nsid = a->nsid;
+	io->slba = s->lba;
+	io->nlb = s->nlb;
+	io->buf = s->buf;
+	io->md = s->md;
+	io->flags = x->io_flags;
+	/*
+	 * Types 1 and 2: the tag of each chunk's first block. Type 1's must
+	 * be the LBA (Invalid Protection Information otherwise): without
+	 * -r it is, as nvme-cli users must spell out with -r SLBA.
+	 */
+	io->reftag = a->ref_tag;
+	if (x->fmt.pi_type == 1 && !a->has_ref_tag)
+		io->reftag = (uint32_t)a->slba;
+	if (x->fmt.pi_type == 1 || x->fmt.pi_type == 2)
+		io->reftag += (uint32_t)(s->lba - a->slba);
+	io->apptag = a->app_tag;
+	io->appmask = a->app_tag_mask;
+}
+
 static int submit_read(struct xfer *x, struct slot *s, const void *arg)
 {
-	return nvq_read(x->q, *(const uint32_t *)arg, s->buf, s->lba, s->nlb,
-			x->io_flags, slot_done, s);
+	if (x->md_io) {
+		struct nvq_io io;
+
+		md_request(x, s, arg, &io);
+		return nvq_read_io(x->q, &io, slot_done, s);
+	}
+	return nvq_read(x->q, ((const struct args *)arg)->nsid, s->buf, s->lba,
+			s->nlb, x->io_flags, slot_done, s);
 }
 
 static int submit_write(struct xfer *x, struct slot *s, const void *arg)
 {
-	return nvq_write(x->q, *(const uint32_t *)arg, s->buf, s->lba, s->nlb,
-			 x->io_flags, slot_done, s);
+	if (x->md_io) {
+		struct nvq_io io;
+
+		md_request(x, s, arg, &io);
+		return nvq_write_io(x->q, &io, slot_done, s);
+	}
+	return nvq_write(x->q, ((const struct args *)arg)->nsid, s->buf, s->lba,
+			 s->nlb, x->io_flags, slot_done, s);
+}
+
+/* nvme-cli's -p: bit 3 PRACT, bits 2:0 PRCHK guard, app tag, ref tag. */
+static unsigned int prinfo_flags(uint8_t p)
+{
+	return (p & 8 ? NVQ_IO_PRACT : 0) | (p & 4 ? NVQ_IO_PRCHK_GUARD : 0) |
+	       (p & 2 ? NVQ_IO_PRCHK_APP : 0) | (p & 1 ? NVQ_IO_PRCHK_REF : 0);
+}
+
+/*
+ * The namespace's format and what it asks of -d, -M and -p: extended LBAs
+ * carry each block's metadata after its data in -d, separate metadata
+ * goes through -M, and with PRACT on 8 bytes of metadata (all of it PI)
+ * the controller inserts and strips it: nothing is transferred.
+ */
+static int md_format(struct args *a, struct xfer *x)
+{
+	const struct nvq_ns_format *f = &x->fmt;
+	bool pract_all;
+	int ret;
+
+	ret = nvq_ns_format(x->ctrl, a->nsid, &x->fmt);
+	if (ret)
+		return fail("cannot read the format of namespace %u: %s",
+			    a->nsid, lib_msg(ret));
+	if (a->prinfo && !f->pi_type)
+		return usage_error(a->cmd,
+				   "-p/--prinfo %u needs protection "
+				   "information; namespace %u has none",
+				   a->prinfo, a->nsid);
+	if ((a->has_ref_tag || a->has_app_tag || a->has_app_tag_mask) &&
+	    !f->pi_type)
+		return usage_error(a->cmd,
+				   "-r/-a/-m (PI tags) need protection "
+				   "information; namespace %u has none",
+				   a->nsid);
+	pract_all = (a->prinfo & 8) && f->ms == f->pi_size;
+	x->io_flags |= prinfo_flags(a->prinfo);
+	x->bsz = f->lba_size + (f->extended && !pract_all ? f->ms : 0);
+	x->md_io = f->ms || a->prinfo;
+	if (a->metadata) {
+		if (!f->ms || f->extended)
+			return usage_error(
+				a->cmd,
+				"-M/--metadata needs separate metadata; "
+				"namespace %u has %s",
+				a->nsid,
+				!f->ms ? "no metadata" :
+					 "extended LBAs (each block's "
+					 "metadata follows its data in -d)");
+		if (pract_all)
+			return usage_error(
+				a->cmd,
+				"-M/--metadata with PRACT (-p 8..15) on %u "
+				"bytes of metadata: the controller inserts "
+				"and strips the PI, nothing is transferred",
+				f->ms);
+		x->msz = f->ms;
+	} else if (f->ms && !f->extended && !pract_all) {
+		return usage_error(a->cmd,
+				   "namespace %u has %u bytes of separate "
+				   "metadata per block: -M/--metadata FILE "
+				   "is needed%s",
+				   a->nsid, f->ms,
+				   f->pi_size && f->ms == f->pi_size ?
+					   " (or PRACT, -p 8..15)" :
+					   "");
+	}
+	if (a->has_md_size && !x->msz)
+		return usage_error(a->cmd, "-y/--metadata-size without "
+					   "-M/--metadata");
+	return 0;
+}
+
+/* -y/--metadata-size, nvme-cli's bytes of -M, against the block count. */
+static int check_md_size(const struct args *a, const struct xfer *x)
+{
+	if (!a->has_md_size || a->md_size == a->count * x->msz)
+		return 0;
+	return usage_error(a->cmd,
+			   "-y/--metadata-size %" PRIu64 " does not match "
+			   "%" PRIu64 " blocks of %u bytes of metadata "
+			   "(%" PRIu64 " bytes)",
+			   a->md_size, a->count, x->msz, a->count * x->msz);
 }
 
 /*
@@ -470,7 +608,7 @@ static int submit_write(struct xfer *x, struct slot *s, const void *arg)
  */
 static int size_to_count(struct args *a, const struct xfer *x)
 {
-	uint32_t bs = x->ns.lba_size;
+	uint32_t bs = x->bsz;
 	uint64_t blocks;
 
 	if (!a->has_data_size)
@@ -479,8 +617,11 @@ static int size_to_count(struct args *a, const struct xfer *x)
 		return usage_error(a->cmd,
 				   "-z/--data-size %" PRIu64 " is not a "
 				   "multiple of the %u-byte blocks of "
-				   "namespace %u",
-				   a->data_size, bs, a->nsid);
+				   "namespace %u%s",
+				   a->data_size, bs, a->nsid,
+				   x->fmt.extended ? " (data and metadata: "
+						     "extended LBAs)" :
+						     "");
 	blocks = a->data_size / bs;
 	if (a->has_count && a->count != blocks) {
 		char hint[96] = "";
@@ -518,7 +659,7 @@ static int xfer_error(int ret, const char *what, const struct slot *s,
 
 int run_read(struct args *a)
 {
-	struct xfer x = { .fd = -1 };
+	struct xfer x = { .fd = -1, .mdfd = -1 };
 	uint64_t done = 0, next = a->slba, end;
 	const char *name = file_name(a->data, true);
 	int rc;
@@ -527,7 +668,11 @@ int run_read(struct args *a)
 	if (!rc)
 		rc = xfer_begin(a, &x);
 	if (!rc)
+		rc = md_format(a, &x);
+	if (!rc)
 		rc = size_to_count(a, &x);
+	if (!rc)
+		rc = check_md_size(a, &x);
 	if (!rc)
 		rc = check_range(&x.ns, a->slba, a->count);
 	if (!rc)
@@ -535,6 +680,13 @@ int run_read(struct args *a)
 	/* Opened only now so that a refused request leaves the file alone. */
 	if (!rc)
 		rc = open_output(a, &x);
+	if (!rc && a->metadata) {
+		x.mdfd = open(a->metadata,
+			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (x.mdfd < 0)
+			rc = fail("cannot open '%s' for writing: %s",
+				  a->metadata, strerror(errno));
+	}
 	if (rc)
 		goto out;
 	end = a->slba + a->count;
@@ -555,7 +707,7 @@ int run_read(struct args *a)
 			s->lba = next;
 			s->nlb = left < x.chunk_blocks ? (uint32_t)left :
 							 x.chunk_blocks;
-			ret = slot_submit(s, submit_read, &x, &a->nsid);
+			ret = slot_submit(s, submit_read, &x, a);
 			if (!ret) {
 				next += s->nlb;
 				x.tail = (x.tail + 1) % x.nr_slots;
@@ -581,7 +733,13 @@ int run_read(struct args *a)
 				  io_msg(s->err, s->status, msg, sizeof(msg)));
 			goto out;
 		}
-		ret = write_full(x.fd, s->buf, (size_t)s->nlb * x.ns.lba_size);
+		ret = write_full(x.fd, s->buf, (size_t)s->nlb * x.bsz);
+		if (!ret && x.msz) {
+			name = a->metadata;
+			ret = write_full(x.mdfd, s->md, (size_t)s->nlb * x.msz);
+			if (!ret)
+				name = file_name(a->data, true);
+		}
 		if (ret) {
 			rc = stop_signal ? interrupted(done, a->count) :
 					   fail("cannot write to '%s': %s",
@@ -600,6 +758,14 @@ int run_read(struct args *a)
 			rc = fail("cannot write to '%s': %s", name,
 				  strerror(errno));
 	}
+	if (x.mdfd >= 0) {
+		int fd = x.mdfd;
+
+		x.mdfd = -1;
+		if (close(fd) && !rc)
+			rc = fail("cannot write to '%s': %s", a->metadata,
+				  strerror(errno));
+	}
 out:
 	xfer_end(&x);
 	return rc;
@@ -613,7 +779,7 @@ out:
 static int write_plan(const struct args *a, const struct xfer *x,
 		      const char *name, uint64_t *count)
 {
-	uint32_t lbs = x->ns.lba_size;
+	uint32_t lbs = x->bsz;
 	struct stat st;
 	uint64_t need;
 
@@ -714,7 +880,7 @@ static int write_retire(struct xfer *x, uint64_t *done, uint64_t count,
 
 int run_write(struct args *a)
 {
-	struct xfer x = { .fd = -1 };
+	struct xfer x = { .fd = -1, .mdfd = -1 };
 	uint64_t count, done = 0, lba = a->slba, placed = 0;
 	const char *name = file_name(a->data, false);
 	uint32_t lbs;
@@ -731,19 +897,31 @@ int run_write(struct args *a)
 	if (x.fd < 0)
 		return fail("cannot open '%s' for reading: %s", a->data,
 			    strerror(errno));
+	if (a->metadata) {
+		x.mdfd = open(a->metadata, O_RDONLY | O_CLOEXEC);
+		if (x.mdfd < 0) {
+			rc = fail("cannot open '%s' for reading: %s",
+				  a->metadata, strerror(errno));
+			goto out;
+		}
+	}
 
 	rc = xfer_begin(a, &x);
 	if (!rc)
 		rc = check_fd_not_image(a, x.fd);
 	if (!rc)
+		rc = md_format(a, &x);
+	if (!rc)
 		rc = size_to_count(a, &x);
+	if (!rc && a->has_count)
+		rc = check_md_size(a, &x);
 	if (!rc)
 		rc = write_plan(a, &x, name, &count);
 	if (!rc)
 		rc = alloc_slots(&x, count);
 	if (rc)
 		goto out;
-	lbs = x.ns.lba_size;
+	lbs = x.bsz;
 
 	while (!count || placed < count) {
 		struct slot *s;
@@ -785,6 +963,30 @@ int run_write(struct args *a)
 				break;
 		}
 		n = (uint32_t)(got / lbs);
+		if (n && x.msz) {
+			size_t mgot = 0;
+
+			ret = read_full(x.mdfd, s->md, (size_t)n * x.msz,
+					&mgot);
+			if (ret || mgot < (size_t)n * x.msz) {
+				rc = write_retire(&x, &done, count, true);
+				written_msg(done, msg, sizeof(msg));
+				if (!rc && ret)
+					rc = fail("cannot read '%s': %s; %s",
+						  a->metadata, strerror(-ret),
+						  msg);
+				else if (!rc)
+					rc = fail("'%s' ended after %" PRIu64
+						  " bytes, short of the "
+						  "metadata of %" PRIu64
+						  " blocks (%u bytes each); "
+						  "%s",
+						  a->metadata,
+						  placed * x.msz + mgot,
+						  placed + n, x.msz, msg);
+				break;
+			}
+		}
 		if (n > x.ns.nlba - lba) {
 			rc = write_retire(&x, &done, count, true);
 			if (rc)
@@ -798,7 +1000,7 @@ int run_write(struct args *a)
 		if (n) {
 			s->lba = lba;
 			s->nlb = n;
-			ret = submit_retry(s, submit_write, &x, &a->nsid);
+			ret = submit_retry(s, submit_write, &x, a);
 			if (ret == -EINTR) {
 				rc = interrupted(done, count);
 				break;

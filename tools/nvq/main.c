@@ -32,7 +32,17 @@
 #define HELP_RW \
 	"  -z, --data-size=BYTES    bytes of FILE to move: whole blocks; alone it\n" \
 	"                           gives COUNT, with -c it must agree with it\n" \
-	"  -f, --force-unit-access  FUA: on the medium before completion\n"
+	"  -f, --force-unit-access  FUA: on the medium before completion\n" \
+	"  -M, --metadata=FILE      separate metadata (ms bytes per block); with\n" \
+	"                           extended LBAs it travels in FILE of -d\n" \
+	"  -y, --metadata-size=N    bytes of -M; must be COUNT x ms\n" \
+	"  -p, --prinfo=N           as nvme-cli: 8 PRACT (the controller inserts\n" \
+	"                           or strips the PI), 4 check the guard, 2 the\n" \
+	"                           application tag, 1 the reference tag\n" \
+	"  -r, --ref-tag=N          reference tag of SLBA, +1 a block (types 1, 2;\n" \
+	"                           type 1 default: SLBA, as it must be)\n" \
+	"  -a, --app-tag=N          application tag\n" \
+	"  -m, --app-tag-mask=N     application tag bits to check\n"
 #define HELP_FMT_BIN \
 	"  -o, --output-format=FMT  normal (default), json or binary\n"
 #define HELP_TIMEOUTS \
@@ -93,7 +103,7 @@ static const struct cmd commands[] = {
 		.name = "read",
 		.run = run_read,
 		.opts = OPT_NSID | OPT_SLBA | OPT_COUNT | OPT_DATA | OPT_TIMEOUTS |
-			OPT_RW,
+			OPT_RW | OPT_RW_MD,
 		.required = OPT_NSID | OPT_DATA,
 		.required_any = OPT_COUNT | OPT_DSIZE,
 		.min_pos = 1,
@@ -113,7 +123,7 @@ static const struct cmd commands[] = {
 		.name = "write",
 		.run = run_write,
 		.opts = OPT_NSID | OPT_SLBA | OPT_COUNT | OPT_DATA | OPT_TIMEOUTS |
-			OPT_RW,
+			OPT_RW | OPT_RW_MD,
 		.required = OPT_NSID | OPT_DATA,
 		.min_pos = 1,
 		.max_pos = 1,
