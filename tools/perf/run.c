@@ -550,6 +550,32 @@ static int resolve_target(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
 		snprintf(err, errlen, "namespace %u: unusable geometry", nsid);
 		return -EIO;
 	}
+	/*
+	 * Metadata: 8 bytes of separate PI the library has the controller
+	 * insert and strip (PRACT); other formats would need a metadata
+	 * buffer per I/O (separate) or larger data buffers (extended LBAs),
+	 * which nvq-perf does not have yet: refused before any I/O.
+	 */
+	{
+		struct nvq_ns_format fmt;
+
+		rc = nvq_ns_format(ctrl, nsid, &fmt);
+		if (rc) {
+			snprintf(err, errlen, "namespace %u: %s", nsid,
+				 nvq_errmsg());
+			return rc;
+		}
+		if (fmt.ms && (fmt.extended || !fmt.pi_type || fmt.ms != 8))
+			return usage_err(err, errlen,
+					 "namespace %u has %u bytes of %s "
+					 "metadata per block: nvq-perf "
+					 "drives only 8 bytes of separate "
+					 "PI (the controller inserts and "
+					 "strips it, PRACT)",
+					 nsid, fmt.ms,
+					 fmt.extended ? "extended" :
+							"separate");
+	}
 	ns_bytes = info.nlba * info.lba_size;
 	if (cfg->bs % info.lba_size)
 		return usage_err(err, errlen,
