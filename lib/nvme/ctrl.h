@@ -241,6 +241,12 @@ int nvq_ctrl_admin_simple(struct nvq_ctrl *ctrl, uint8_t opc, uint32_t cdw10,
  */
 int nvq_ns_absent(const struct nvq_ctrl *ctrl, uint32_t nsid);
 
+/*
+ * Identify the namespaces again after Format NVM or Sanitize, updating
+ * their format in place; the caller has quiesced their I/O (ns.c).
+ */
+int nvq_ns_refresh(struct nvq_ctrl *ctrl);
+
 /* Find the active namespaces nvq can drive (ns.c). */
 int nvq_ctrl_scan_namespaces(struct nvq_ctrl *ctrl, char *notes,
 			     size_t notes_len);

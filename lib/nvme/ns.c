@@ -229,6 +229,40 @@ int nvq_ns_format_size(const struct nvq_ctrl *ctrl, uint32_t nsid,
 	return 0;
 }
 
+int nvq_ns_refresh(struct nvq_ctrl *c)
+{
+	struct nvq_id_ns *id = malloc(sizeof(*id));
+	char why[128];
+	unsigned int i, j;
+	int rc = 0;
+
+	if (!id)
+		return nvq_err(-ENOMEM, "out of memory");
+	for (i = 0; i < c->nr_ns; i++) {
+		struct nvq_ns *ns = &c->ns[i];
+		const char *bad;
+
+		rc = nvq_ctrl_identify(c, NVQ_ID_CNS_NS, ns->nsid, id, NULL);
+		if (rc)
+			break;
+		memcpy(ns->id, id, sizeof(*id));
+		for (j = 0; j < c->nr_bad_ns; j++)
+			if (c->bad_ns[j].nsid == ns->nsid)
+				c->bad_ns[j] = c->bad_ns[--c->nr_bad_ns];
+		bad = ns_unusable(c, id, why, sizeof(why));
+		if (bad) {
+			/* It stays listed, but takes no I/O. */
+			ns->nlba = 0;
+			remember_bad(c, ns->nsid, CSI_NVM, bad);
+			continue;
+		}
+		ns->nlba = id->nsze;
+		set_format(c, ns, id);
+	}
+	free(id);
+	return rc;
+}
+
 /* Every nsid up to NN is a candidate; Identify Namespace tells. */
 static void scan_all(struct nvq_ctrl *c, uint32_t *ids, unsigned int *nr,
 		     bool *all, char *notes, size_t notes_len)

@@ -304,6 +304,9 @@ int nvq_admin(struct nvq_ctrl *ctrl, const struct nvq_sqe *cmd, void *buf,
 	rc = nvq_ctrl_admin(ctrl, &sqe, &bounce, len, result, status);
 	if (!rc && (dir & 2) && bounce)
 		memcpy(buf, bounce, len);
+	/* Format NVM, Sanitize: the namespaces' format may have changed. */
+	if (!rc && (cmd->opcode == 0x80 || cmd->opcode == 0x84))
+		nvq_ns_refresh(ctrl);
 	/* NULL after a timeout: the controller keeps it until completion. */
 	if (bounce)
 		nvq_mem_free(ctrl->mem, bounce);

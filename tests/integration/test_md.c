@@ -237,8 +237,40 @@ static void test_raw(void)
 	nvq_close(c);
 }
 
+/* Format NVM through nvq_admin(): nvq_ns_format() shows the new format. */
+static void test_reformat(void)
+{
+	struct nvq_ctrl *c = open_or_die("emu:size=1M,lbads=9", NULL);
+	uint8_t *w = nvq_dma_alloc(c, 4096, -1),
+		*r = nvq_dma_alloc(c, 4096, -1);
+	struct nvq_ns_format f;
+	struct nvq_sqe cmd;
+
+	CHECK_OK(nvq_ns_format(c, 1, &f));
+	CHECK_EQ(f.ms, 0);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opcode = 0x80;
+	cmd.nsid = 1;
+	/* LBA format 1 (512 + 8), PI type 1 (bits 7:5). */
+	cmd.cdw10 = 1 | 1u << 5;
+	CHECK_OK(nvq_admin(c, &cmd, NULL, 0, NULL, NULL));
+	CHECK_OK(nvq_ns_format(c, 1, &f));
+	CHECK_EQ(f.ms, 8);
+	CHECK_EQ(f.pi_type, 1);
+	CHECK_EQ(f.lba_size, 512);
+	/* And I/O follows it: PRACT round trip. */
+	fill(w, 4096, 2);
+	CHECK_OK(nvq_write_sync(c, 1, w, 0, 8, NULL));
+	CHECK_OK(nvq_read_sync(c, 1, r, 0, 8, NULL));
+	CHECK_MEMEQ(w, r, 4096);
+	nvq_dma_free(c, w);
+	nvq_dma_free(c, r);
+	nvq_close(c);
+}
+
 int main(void)
 {
+	test_reformat();
 	test_refusals();
 	test_raw();
 	test_extended();
