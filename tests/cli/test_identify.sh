@@ -30,10 +30,10 @@ assert d['mn'].startswith('nvq emulated controller'), d['mn']
 assert d['sqes'] == 0x66 and d['cqes'] == 0x44, (d['sqes'], d['cqes'])
 assert d['nn'] >= 1 and d['mdts'] == 5, (d['nn'], d['mdts'])
 assert d['ver'] >= 0x10400, hex(d['ver'])
-assert isinstance(d['tnvmcap'], int), d['tnvmcap']
+assert isinstance(d['tnvmcap'], str), d['tnvmcap']
 assert len(d['psds']) == d['npss'] + 1, d['psds']
 for k in '''max_power flags entry_lat exit_lat read_tput read_lat write_tput
-write_lat idle_power idle_scale active_power active_work_scale'''.split():
+write_lat idle_power idle_scale active_power active_power_work active_scale'''.split():
     assert k in d['psds'][0], k
 "
 fi

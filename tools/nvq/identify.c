@@ -73,18 +73,43 @@ static const struct field id_ctrl_fields[] = {
 };
 
 static const struct field id_ns_fields[] = {
-	NS(nsze, F_HEX),     NS(ncap, F_HEX),	  NS(nuse, F_HEX),
-	NS(nsfeat, F_HEX),   NS(nlbaf, F_DEC),	  NS(flbas, F_HEX),
-	NS(mc, F_HEX),	     NS(dpc, F_HEX),	  NS(dps, F_HEX),
-	NS(nmic, F_HEX),     NS(rescap, F_HEX),	  NS(fpi, F_HEX),
-	NS(dlfeat, F_DEC),   NS(nawun, F_DEC),	  NS(nawupf, F_DEC),
-	NS(nacwu, F_DEC),    NS(nabsn, F_DEC),	  NS(nabo, F_DEC),
-	NS(nabspf, F_DEC),   NS(noiob, F_DEC),	  NS(nvmcap, F_U128),
-	NSP(npwg),	     NSP(npwa),		  NSP(npdg),
-	NSP(npda),	     NSP(nows),		  NS(mssrl, F_DEC),
-	NS(mcl, F_DEC),	     NS(msrc, F_DEC),	  NS(anagrpid, F_DEC),
-	NS(nsattr, F_DEC),   NS(nvmsetid, F_DEC), NS(endgid, F_DEC),
-	NS(nguid, F_HEXSTR), NS(eui64, F_HEXSTR),
+	NS(nsze, F_HEX),
+	NS(ncap, F_HEX),
+	NS(nuse, F_HEX),
+	NS(nsfeat, F_HEX),
+	NS(nlbaf, F_DEC),
+	NS(flbas, F_HEX),
+	NS(mc, F_HEX),
+	NS(dpc, F_HEX),
+	NS(dps, F_HEX),
+	NS(nmic, F_HEX),
+	NS(rescap, F_HEX),
+	NS(fpi, F_HEX),
+	NS(dlfeat, F_DEC),
+	NS(nawun, F_DEC),
+	NS(nawupf, F_DEC),
+	NS(nacwu, F_DEC),
+	NS(nabsn, F_DEC),
+	NS(nabo, F_DEC),
+	NS(nabspf, F_DEC),
+	NS(noiob, F_DEC),
+	NS(nvmcap, F_U128),
+	NSP(npwg),
+	NSP(npwa),
+	NSP(npdg),
+	NSP(npda),
+	NSP(nows),
+	NS(mssrl, F_DEC),
+	NS(mcl, F_DEC),
+	NS(msrc, F_DEC),
+	/* NULBAF (byte 81, NVM Command Set 1.0): spec.h still calls it rsvd */
+	{ "nulbaf", offsetof(struct nvq_id_ns, msrc) + 1, 1, F_DEC, false },
+	NS(anagrpid, F_DEC),
+	NS(nsattr, F_DEC),
+	NS(nvmsetid, F_DEC),
+	NS(endgid, F_DEC),
+	NS(nguid, F_HEXSTR),
+	NS(eui64, F_HEXSTR),
 };
 
 #define NVME_NS_NSFEAT_OPTPERF (1u << 4)
@@ -198,8 +223,9 @@ static void json_field(struct json_writer *w, const uint8_t *base,
 		json_string(w, f->name, buf);
 		break;
 	case F_U128:
+		/* a string, as nvme-cli: exact where a double would round */
 		u128_str(base + f->off, buf);
-		json_raw(w, f->name, buf);
+		json_string(w, f->name, buf);
 		break;
 	case F_IEEE:
 		json_uint(w, f->name, ieee_oui(base + f->off));
@@ -299,9 +325,11 @@ static int show_id_ctrl(const struct nvq_id_ctrl *id, enum out_fmt fmt)
 		json_uint(&w, "write_tput", ps->write_tput);
 		json_uint(&w, "write_lat", ps->write_lat);
 		json_uint(&w, "idle_power", ps->idle_power);
-		json_uint(&w, "idle_scale", ps->idle_scale);
+		/* nvme-cli's names; the scales are bits 7:6, APW 2:0 */
+		json_uint(&w, "idle_scale", ps->idle_scale >> 6);
 		json_uint(&w, "active_power", ps->active_power);
-		json_uint(&w, "active_work_scale", ps->active_work_scale);
+		json_uint(&w, "active_power_work", ps->active_work_scale & 0x7);
+		json_uint(&w, "active_scale", ps->active_work_scale >> 6);
 		json_end_object(&w);
 	}
 	json_end_array(&w);
