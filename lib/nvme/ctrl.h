@@ -169,6 +169,8 @@ struct nvq_ctrl {
 	unsigned int nr_ns;
 	struct nvq_ns *ns;
 	struct nvq_ns *ns_direct[NVQ_NS_DIRECT];
+	/* Those without metadata only: the lean path of nvq_read(). */
+	struct nvq_ns *ns_plain[NVQ_NS_DIRECT];
 	unsigned int nr_bad_ns;
 	struct nvq_ns_bad bad_ns[NVQ_MAX_BAD_NS];
 
@@ -333,6 +335,22 @@ static inline struct nvq_ns *nvq_ctrl_ns(const struct nvq_ctrl *ctrl,
 			hi = mid;
 	}
 	return NULL;
+}
+
+/*
+ * nvq_ctrl_ns() for nvq_read()/nvq_write(): NULL for namespaces with
+ * metadata too, which take the slow path (io.c), so that plain ones pay
+ * nothing for them.
+ */
+static inline struct nvq_ns *nvq_ctrl_ns_plain(const struct nvq_ctrl *ctrl,
+					       uint32_t nsid)
+{
+	struct nvq_ns *ns;
+
+	if (nsid < NVQ_NS_DIRECT)
+		return ctrl->ns_plain[nsid];
+	ns = nvq_ctrl_ns(ctrl, nsid);
+	return ns && !ns->md ? ns : NULL;
 }
 
 #endif /* NVQ_CTRL_H */

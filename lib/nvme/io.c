@@ -302,10 +302,9 @@ int nvq_req_finish_chained(struct nvq_queue *q, struct nvq_cmd *cmd)
 	return 1;
 }
 
-static int nvq_rw_md_plain(struct nvq_queue *q, uint8_t opc,
-			   const struct nvq_ns *ns, const void *buf,
-			   uint64_t slba, uint32_t nlb, unsigned int flags,
-			   nvq_cb cb, void *arg)
+static int nvq_rw_md_plain(struct nvq_queue *q, uint8_t opc, uint32_t nsid,
+			   const void *buf, uint64_t slba, uint32_t nlb,
+			   unsigned int flags, nvq_cb cb, void *arg)
 	__attribute__((noinline, cold));
 
 /*
@@ -326,13 +325,13 @@ submit_rw(struct nvq_queue *q, uint8_t opc, uint32_t nsid, const void *buf,
 	rc = check_common(q, flags, cb);
 	if (unlikely(rc))
 		return rc;
-	ns = nvq_ctrl_ns(q->ctrl, nsid);
+	ns = nvq_ctrl_ns_plain(q->ctrl, nsid);
+	if (unlikely(!ns))
+		return nvq_rw_md_plain(q, opc, nsid, buf, slba, nlb, flags, cb,
+				       arg);
 	rc = check_range(q->ctrl, ns, nsid, slba, nlb);
 	if (unlikely(rc))
 		return rc;
-	if (unlikely(ns->md))
-		return nvq_rw_md_plain(q, opc, ns, buf, slba, nlb, flags, cb,
-				       arg);
 	if (unlikely((uintptr_t)buf & 3))
 		return nvq_err(-EINVAL,
 			       "buffer %p is not 4-byte aligned (PRP rule)",
@@ -777,12 +776,21 @@ int nvq_write_io(struct nvq_queue *q, const struct nvq_io *io, nvq_cb cb,
  * buffer, checking the guard and, types 1 and 2, the reference tag of the
  * LBA's low 32 bits); anything else needs the metadata API.
  */
-static int nvq_rw_md_plain(struct nvq_queue *q, uint8_t opc,
-			   const struct nvq_ns *ns, const void *buf,
-			   uint64_t slba, uint32_t nlb, unsigned int flags,
-			   nvq_cb cb, void *arg)
+static int nvq_rw_md_plain(struct nvq_queue *q, uint8_t opc, uint32_t nsid,
+			   const void *buf, uint64_t slba, uint32_t nlb,
+			   unsigned int flags, nvq_cb cb, void *arg)
 {
+	const struct nvq_ns *ns;
 	struct nvq_io io;
+	int rc;
+
+	rc = check_common(q, flags, cb);
+	if (rc)
+		return rc;
+	/* Not a namespace with metadata: not active, or not driven. */
+	ns = nvq_ctrl_ns(q->ctrl, nsid);
+	if (!ns || !ns->md)
+		return check_range(q->ctrl, ns, nsid, slba, nlb);
 
 	nvq_io_init(&io);
 	io.nsid = ns->nsid;

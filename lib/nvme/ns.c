@@ -258,6 +258,8 @@ int nvq_ns_refresh(struct nvq_ctrl *c)
 		}
 		ns->nlba = id->nsze;
 		set_format(c, ns, id);
+		if (ns->nsid < NVQ_NS_DIRECT)
+			c->ns_plain[ns->nsid] = ns->md ? NULL : ns;
 	}
 	free(id);
 	return rc;
@@ -414,8 +416,10 @@ int nvq_ctrl_scan_namespaces(struct nvq_ctrl *c, char *notes, size_t notes_len)
 			ns->wz_blocks = 1;
 		ns->id = id;
 		id = NULL;
-		if (ns->nsid < NVQ_NS_DIRECT)
+		if (ns->nsid < NVQ_NS_DIRECT) {
 			c->ns_direct[ns->nsid] = ns;
+			c->ns_plain[ns->nsid] = ns->md ? NULL : ns;
+		}
 		c->nr_ns++;
 	}
 	free(id);
