@@ -1174,9 +1174,9 @@ int nvq_io_raw(struct nvq_queue *q, const struct nvq_sqe *cmd, void *buf,
  * -ENODEV when the controller has no I/O queues, -ENOMEM (no bounce
  * buffer).
  */
-int nvq_io_raw_sync(struct nvq_ctrl *ctrl, const struct nvq_sqe *cmd,
-		    void *buf, size_t len, void *md, size_t md_len,
-		    uint32_t *result, uint16_t *status);
+int nvq_io_raw_sync(struct nvq_ctrl *ctrl, const struct nvq_sqe *cmd, void *buf,
+		    size_t len, void *md, size_t md_len, uint32_t *result,
+		    uint16_t *status);
 
 /**
  * nvq_pi_generate() - Fill the protection information of blocks.
