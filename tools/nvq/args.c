@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -34,8 +35,9 @@ int usage_error(const struct cmd *c, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-/* getopt codes of the options without a short name */
-enum { LONG_IO_TMO = 256, LONG_ADMIN_TMO };
+/* getopt codes of the options without a short name; a command's own
+ * option i (struct xopt) is XOPT_CODE + i */
+enum { LONG_IO_TMO = 256, LONG_ADMIN_TMO, XOPT_CODE = 1024 };
 
 static const struct option_def {
 	unsigned int flag;
@@ -150,6 +152,94 @@ static int timeout_arg(const struct cmd *c, const struct option_def *o,
 	return 0;
 }
 
+/* "-l/--log-len" or "--lsp" */
+static const char *xopt_name(const struct xopt *x, char *buf, size_t len)
+{
+	if (x->short_name)
+		snprintf(buf, len, "-%c/--%s", x->short_name, x->long_name);
+	else
+		snprintf(buf, len, "--%s", x->long_name);
+	return buf;
+}
+
+/* The command's own option that getopt returned as @code, or -1. */
+static int xopt_index(const struct cmd *c, int code)
+{
+	if (code >= XOPT_CODE && code < XOPT_CODE + c->nxopts)
+		return code - XOPT_CODE;
+	for (int i = 0; i < c->nxopts; i++)
+		if (c->xopts[i].short_name && c->xopts[i].short_name == code)
+			return i;
+	return -1;
+}
+
+static int xopt_arg(const struct cmd *c, int i, const char *s, struct args *a)
+{
+	const struct xopt *x = &c->xopts[i];
+	char name[64];
+	int ret;
+
+	switch (x->kind) {
+	case XOPT_FLAG:
+		a->x[i] = 1;
+		break;
+	case XOPT_NUM:
+		ret = parse_num(s, x->max, &a->x[i]);
+		if (ret == -EINVAL)
+			return usage_error(c,
+					   "invalid value '%s' for %s: "
+					   "expected a decimal or 0x-prefixed "
+					   "hex number",
+					   s, xopt_name(x, name, sizeof(name)));
+		if (ret == -ERANGE)
+			return usage_error(c,
+					   "value '%s' for %s is out of range "
+					   "(max %" PRIu64 ")",
+					   s, xopt_name(x, name, sizeof(name)),
+					   x->max);
+		break;
+	case XOPT_STR:
+		if (!*s)
+			return usage_error(c, "empty value for %s",
+					   xopt_name(x, name, sizeof(name)));
+		a->xs[i] = s;
+		break;
+	}
+	a->xseen |= 1u << i;
+	return 0;
+}
+
+/*
+ * A command's own options must not reuse a letter or name of its shared
+ * ones, nor each other's: a programming error, caught by the --help test.
+ */
+static void check_xopts(const struct cmd *c)
+{
+	if (c->nxopts > XOPT_MAX)
+		goto bad;
+	for (int i = 0; i < c->nxopts; i++) {
+		const struct xopt *x = &c->xopts[i];
+
+		if (x->short_name == 'h' || !strcmp(x->long_name, "help"))
+			goto bad;
+		for (size_t j = 0; j < ARRAY_SIZE(option_defs); j++)
+			if ((c->opts & option_defs[j].flag) &&
+			    ((x->short_name &&
+			      x->short_name == option_defs[j].short_name) ||
+			     !strcmp(x->long_name, option_defs[j].long_name)))
+				goto bad;
+		for (int k = 0; k < i; k++)
+			if ((x->short_name &&
+			     x->short_name == c->xopts[k].short_name) ||
+			    !strcmp(x->long_name, c->xopts[k].long_name))
+				goto bad;
+	}
+	return;
+bad:
+	fprintf(stderr, "nvq %s: internal error: clashing options\n", c->name);
+	abort();
+}
+
 void cmd_help(const struct cmd *c)
 {
 	printf("usage: nvq %s %s\n\n%s\n%s", c->name, c->synopsis, c->summary,
@@ -158,8 +248,8 @@ void cmd_help(const struct cmd *c)
 
 int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 {
-	struct option longopts[ARRAY_SIZE(option_defs) + 2];
-	char optstring[2 * ARRAY_SIZE(option_defs) + 4] = ":h";
+	struct option longopts[ARRAY_SIZE(option_defs) + XOPT_MAX + 2];
+	char optstring[2 * (ARRAY_SIZE(option_defs) + XOPT_MAX) + 4] = ":h";
 	unsigned int seen = 0, n = 0;
 	size_t len = strlen(optstring);
 	uint64_t v;
@@ -180,6 +270,22 @@ int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 		if (!(option_defs[i].flag & OPTS_NO_VALUE))
 			optstring[len++] = ':';
 	}
+	check_xopts(c);
+	for (int i = 0; i < c->nxopts; i++) {
+		const struct xopt *x = &c->xopts[i];
+		int has_arg = x->kind == XOPT_FLAG ? no_argument :
+						     required_argument;
+
+		longopts[n++] = (struct option){ x->long_name, has_arg, NULL,
+						 x->short_name ?
+							 x->short_name :
+							 XOPT_CODE + i };
+		if (!x->short_name)
+			continue;
+		optstring[len++] = (char)x->short_name;
+		if (has_arg == required_argument)
+			optstring[len++] = ':';
+	}
 	optstring[len] = '\0';
 	longopts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
 	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
@@ -189,8 +295,23 @@ int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 	opterr = 0;
 	optind = 0; /* glibc: full re-initialisation */
 	while ((o = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
-		const struct option_def *od = option_by_short(o);
+		const struct option_def *od;
+		int xi = o == ':' ? xopt_index(c, optopt) : xopt_index(c, o);
 
+		if (xi >= 0 && o != ':') {
+			ret = xopt_arg(c, xi, optarg, a);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (xi >= 0) {
+			char name[64];
+
+			return usage_error(c, "%s needs a value",
+					   xopt_name(&c->xopts[xi], name,
+						     sizeof(name)));
+		}
+		od = option_by_short(o);
 		switch (o) {
 		case 'h':
 			cmd_help(c);
@@ -343,6 +464,14 @@ int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 		if ((c->required & od->flag) && !(seen & od->flag))
 			return usage_error(c, "missing %s",
 					   opt_name(od, name, sizeof(name)));
+	}
+	for (int i = 0; i < c->nxopts; i++) {
+		char name[64];
+
+		if (c->xopts[i].required && !xhas(a, i))
+			return usage_error(c, "missing %s",
+					   xopt_name(&c->xopts[i], name,
+						     sizeof(name)));
 	}
 	if (c->required_any && !(seen & c->required_any)) {
 		char list[160] = "";

@@ -39,7 +39,73 @@ enum {
 
 /* Most a command timeout may be (the library's limit: one hour). */
 
+/* The --help lines the commands share */
+/* clang-format off */
+#define HELP_URI \
+	"  URI                      the controller: emu:[key=value,...] for the\n" \
+	"                           emulator (e.g. emu:file=disk.img,size=64M),\n" \
+	"                           vfio:DDDD:BB:DD.F for a PCI function bound to\n" \
+	"                           vfio-pci (see 'nvq list')\n"
+#define HELP_NSID \
+	"  -n, --namespace-id=NSID  namespace id (see 'nvq list')\n"
+#define HELP_SLBA \
+	"  -s, --start-block=SLBA   first logical block (default 0)\n"
+#define HELP_COUNT_NOTE \
+	"                           COUNT is 1-based: the number of blocks\n" \
+	"                           (nvme-cli's -c is 0-based; nvq -c 8 moves 8)\n"
+#define HELP_RW \
+	"  -z, --data-size=BYTES    bytes of FILE to move: whole blocks; alone it\n" \
+	"                           gives COUNT, with -c it must agree with it\n" \
+	"  -f, --force-unit-access  FUA: on the medium before completion\n" \
+	"  -M, --metadata=FILE      separate metadata (ms bytes per block); with\n" \
+	"                           extended LBAs it travels in FILE of -d\n" \
+	"  -y, --metadata-size=N    bytes of -M; must be COUNT x ms\n" \
+	"  -p, --prinfo=N           as nvme-cli: 8 PRACT (the controller inserts\n" \
+	"                           or strips the PI), 4 check the guard, 2 the\n" \
+	"                           application tag, 1 the reference tag\n" \
+	"  -r, --ref-tag=N          reference tag of SLBA, +1 a block (types 1, 2;\n" \
+	"                           type 1 default: SLBA, as it must be)\n" \
+	"  -a, --app-tag=N          application tag\n" \
+	"  -m, --app-tag-mask=N     application tag bits to check\n"
+#define HELP_FMT_BIN \
+	"  -o, --output-format=FMT  normal (default), json or binary\n"
+#define HELP_TIMEOUTS \
+	"      --io-timeout-ms=N    I/O command timeout, 1..3600000 ms\n" \
+	"                           (default: the library's, 30000)\n" \
+	"      --admin-timeout-ms=N admin command timeout, 1..3600000 ms\n" \
+	"                           (default: the library's, 60000)\n"
+#define HELP_HELP \
+	"  -h, --help               show this help\n"
+#define HELP_NUMBERS \
+	"\nNumbers are decimal or 0x-prefixed hex.\n"
+
+/* clang-format on */
+
 struct cmd;
+
+/*
+ * A command's own options (struct cmd.xopts). nvme-cli gives one letter
+ * different meanings in different commands (-s is --sel in get-feature,
+ * --ses in format), so these are declared per command, beside its code,
+ * and their values land in args.x[] / args.xs[] at their index in the
+ * command's table. A letter must not also be one of the command's OPT_*
+ * options (the --help test catches that: parse_args aborts).
+ */
+enum xopt_kind {
+	XOPT_FLAG, /* no value; x[i] = 1 */
+	XOPT_NUM, /* decimal or 0x hex, at most .max; x[i] */
+	XOPT_STR, /* any non-empty string; xs[i] */
+};
+
+struct xopt {
+	int short_name; /* 0: long only */
+	const char *long_name;
+	enum xopt_kind kind;
+	uint64_t max; /* XOPT_NUM: the largest value */
+	bool required;
+};
+
+#define XOPT_MAX 32
 
 struct args {
 	const struct cmd *cmd;
@@ -59,6 +125,10 @@ struct args {
 	uint16_t app_tag, app_tag_mask;
 	bool has_data_size, has_md_size, has_ref_tag, has_app_tag,
 		has_app_tag_mask, fua;
+	/* the command's own options: values and which were given */
+	uint64_t x[XOPT_MAX];
+	const char *xs[XOPT_MAX];
+	uint32_t xseen;
 	char **pos; /* positional arguments */
 	int npos;
 };
@@ -71,10 +141,18 @@ struct cmd {
 	unsigned int required_any; /* at least one of these OPT_* */
 	int min_pos, max_pos; /* positional arguments; max -1 = any */
 	const char *pos_name; /* a missing one, for the message; NULL: URI */
+	const struct xopt *xopts; /* the command's own options */
+	int nxopts;
 	const char *synopsis; /* after "nvq NAME " */
 	const char *summary;
 	const char *help; /* description and options, for --help */
 };
+
+/* Was the command's own option @i given? */
+static inline bool xhas(const struct args *a, int i)
+{
+	return a->xseen & (1u << i);
+}
 
 /*
  * Parse the command's options and positional arguments into @a.

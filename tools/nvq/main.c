@@ -16,48 +16,10 @@
 #define NVQ_VERSION "unknown"
 #endif
 
-/* clang-format off */
-#define HELP_URI \
-	"  URI                      the controller: emu:[key=value,...] for the\n" \
-	"                           emulator (e.g. emu:file=disk.img,size=64M),\n" \
-	"                           vfio:DDDD:BB:DD.F for a PCI function bound to\n" \
-	"                           vfio-pci (see 'nvq list')\n"
-#define HELP_NSID \
-	"  -n, --namespace-id=NSID  namespace id (see 'nvq list')\n"
-#define HELP_SLBA \
-	"  -s, --start-block=SLBA   first logical block (default 0)\n"
-#define HELP_COUNT_NOTE \
-	"                           COUNT is 1-based: the number of blocks\n" \
-	"                           (nvme-cli's -c is 0-based; nvq -c 8 moves 8)\n"
-#define HELP_RW \
-	"  -z, --data-size=BYTES    bytes of FILE to move: whole blocks; alone it\n" \
-	"                           gives COUNT, with -c it must agree with it\n" \
-	"  -f, --force-unit-access  FUA: on the medium before completion\n" \
-	"  -M, --metadata=FILE      separate metadata (ms bytes per block); with\n" \
-	"                           extended LBAs it travels in FILE of -d\n" \
-	"  -y, --metadata-size=N    bytes of -M; must be COUNT x ms\n" \
-	"  -p, --prinfo=N           as nvme-cli: 8 PRACT (the controller inserts\n" \
-	"                           or strips the PI), 4 check the guard, 2 the\n" \
-	"                           application tag, 1 the reference tag\n" \
-	"  -r, --ref-tag=N          reference tag of SLBA, +1 a block (types 1, 2;\n" \
-	"                           type 1 default: SLBA, as it must be)\n" \
-	"  -a, --app-tag=N          application tag\n" \
-	"  -m, --app-tag-mask=N     application tag bits to check\n"
-#define HELP_FMT_BIN \
-	"  -o, --output-format=FMT  normal (default), json or binary\n"
-#define HELP_TIMEOUTS \
-	"      --io-timeout-ms=N    I/O command timeout, 1..3600000 ms\n" \
-	"                           (default: the library's, 30000)\n" \
-	"      --admin-timeout-ms=N admin command timeout, 1..3600000 ms\n" \
-	"                           (default: the library's, 60000)\n"
-#define HELP_HELP \
-	"  -h, --help               show this help\n"
-#define HELP_NUMBERS \
-	"\nNumbers are decimal or 0x-prefixed hex.\n"
-
 /* qos.c (its one command; cli.h would be the place for the line) */
 int run_qos_restore(struct args *a);
 
+/* clang-format off */
 static const struct cmd commands[] = {
 	{
 		.name = "list",
@@ -264,11 +226,22 @@ static const struct cmd commands[] = {
 };
 /* clang-format on */
 
+/*
+ * Commands declared beside their code, with their own options (struct
+ * xopt): cli.h names them. --help lists them after the table above.
+ */
+static const struct cmd *const more_commands[] = {
+	NULL, /* keeps the array non-empty */
+};
+
 static const struct cmd *find_cmd(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (!strcmp(commands[i].name, name))
 			return &commands[i];
+	for (size_t i = 0; i < ARRAY_SIZE(more_commands); i++)
+		if (more_commands[i] && !strcmp(more_commands[i]->name, name))
+			return more_commands[i];
 	return NULL;
 }
 
@@ -279,6 +252,10 @@ static void main_help(FILE *f)
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %-13s %s\n", commands[i].name,
 			commands[i].synopsis);
+	for (size_t i = 0; i < ARRAY_SIZE(more_commands); i++)
+		if (more_commands[i])
+			fprintf(f, "  %-13s %s\n", more_commands[i]->name,
+				more_commands[i]->synopsis);
 	fprintf(f,
 		"  %-13s show help for a command\n"
 		"  %-13s show the version\n\n"
