@@ -158,6 +158,8 @@ static void fill_id_ctrl(struct nvq_emu *c, struct nvq_id_ctrl *id)
 	id->ver = NVQ_VS(2, 0, 0);
 	id->rtd3e = 1000000; /* us: a shutdown flushes the file backing */
 	id->cntrltype = 1; /* I/O controller */
+	/* Extended LBA formats: Identify CNS 05h says each one's PI format */
+	id->ctratt = NVQ_CTRL_CTRATT_ELBAS;
 	id->oacs = (c->p.dbbuf ? NVQ_CTRL_OACS_DBBUF : 0) |
 		   NVQ_CTRL_OACS_FORMAT;
 	/* FNA bit 0: one format for all namespaces (a Format of any of
@@ -279,6 +281,23 @@ static uint16_t identify(struct nvq_emu *c, struct emu_req *req)
 		if (nsid > c->p.nr_ns)
 			return ST_INVALID_FIELD;
 		fill_ns_descs(c, nsid, buf);
+		break;
+	case NVQ_ID_CNS_CSI_NS:
+		/* The NVM command set's: ELBAF per format (CTRATT.ELBAS). */
+		req->err_loc = NVQ_ERR_LOC(nsid);
+		if (!nsid || nsid > EMU_NN)
+			return EMU_ST_GEN(NVQ_SC_INVALID_NS);
+		if (sqe->cdw11 >> NVQ_IDENTIFY_CSI_SHIFT != NVQ_CSI_NVM) {
+			req->err_loc = NVQ_ERR_LOC(cdw11) + 3;
+			return ST_INVALID_FIELD;
+		}
+		/* Valid but inactive: all zeroes, as CNS 00h. */
+		if (nsid <= c->p.nr_ns) {
+			struct nvq_id_ns_nvm *nvm = (void *)buf;
+
+			for (n = 0; n < EMU_NR_LBAF; n++)
+				nvm->elbaf[n] = c->p.elbaf;
+		}
 		break;
 	case NVQ_ID_CNS_CSI_CTRL:
 		/*

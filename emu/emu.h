@@ -198,6 +198,11 @@ struct nvq_emu_params {
 	 * sanitize_fail=1: every sanitize operation fails (a test aid). */
 	uint64_t sanitize_ns;
 	bool sanitize_fail;
+	/* elbaf=N (a test aid): the Extended LBA Format dword (STS 6:0, PIF
+	 * 8:7, QPIF 12:9) that Identify CNS 05h reports for every format.
+	 * Default 0, the truth: 16-bit guards, no storage tag. Protection
+	 * information is computed with the 16-bit guard whatever it says. */
+	uint32_t elbaf;
 };
 
 /*

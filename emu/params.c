@@ -354,6 +354,7 @@ enum key_id {
 	K_PIL,
 	K_SANITIZE_MS,
 	K_SANITIZE_FAIL,
+	K_ELBAF,
 	K_NR
 };
 
@@ -388,6 +389,7 @@ static const char *const key_names[K_NR] = {
 	[K_PIL] = "pil",
 	[K_SANITIZE_MS] = "sanitize_ms",
 	[K_SANITIZE_FAIL] = "sanitize_fail",
+	[K_ELBAF] = "elbaf",
 };
 
 static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
@@ -510,6 +512,8 @@ static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
 		return ret;
 	case K_SANITIZE_FAIL:
 		return parse_bool(name, v, &p->sanitize_fail);
+	case K_ELBAF:
+		return parse_uint(name, v, 0, 0x1fff, &p->elbaf);
 	case K_NR:
 		break;
 	}
@@ -592,7 +596,7 @@ int nvq_emu_params_parse(const char *str, struct nvq_emu_params *p)
 				"emu parameter '%s': unknown key (size ns lbads "
 				"qpairs mqes mdts lat file msix dstrd dbbuf vwc "
 				"cqr to rdy_delay idle_spin lat_seed stamp thp populate assist sn fault "
-				"fault_seed ms mset pi pil sanitize_ms sanitize_fail)",
+				"fault_seed ms mset pi pil sanitize_ms sanitize_fail elbaf)",
 				item);
 		/* fault= may repeat: one fault each. */
 		if (seen[k] && k != K_FAULT)

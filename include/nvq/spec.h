@@ -372,6 +372,8 @@ enum nvq_identify_cns {
 	NVQ_ID_CNS_CTRL = 0x01,
 	NVQ_ID_CNS_NS_ACTIVE_LIST = 0x02,
 	NVQ_ID_CNS_NS_DESC_LIST = 0x03,
+	/* I/O Command Set specific Identify Namespace; CSI in CDW11 31:24 */
+	NVQ_ID_CNS_CSI_NS = 0x05,
 	/* I/O Command Set specific Identify Controller; CSI in CDW11 31:24 */
 	NVQ_ID_CNS_CSI_CTRL = 0x06,
 };
@@ -752,6 +754,39 @@ NVQ_STATIC_ASSERT(sizeof(struct nvq_id_ctrl_nvm) == NVQ_IDENTIFY_DATA_SIZE,
 		  "Identify Controller (NVM) is 4096 bytes");
 NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl_nvm, dmrsl) == 4, "DMRSL");
 NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ctrl_nvm, dmsl) == 8, "DMSL");
+
+/*
+ * Identify Namespace for the NVM command set (CNS 05h, CSI 00h; NVM
+ * Command Set Specification 1.0, 4.1.5.3), which a controller with
+ * CTRATT.ELBAS answers: per LBA format the protection information format
+ * (the guard's width) and the storage tag size. Without ELBAS every
+ * format has the 16-bit guard and no storage tag.
+ */
+#define NVQ_CTRL_CTRATT_ELBAS (1u << 15)
+
+struct nvq_id_ns_nvm {
+	uint64_t lbstm; /* Logical Block Storage Tag Mask */
+	uint8_t pic; /* Protection Information Capabilities */
+	uint8_t rsvd9[3];
+	uint32_t elbaf[64]; /* Extended LBA Formats, index as lbaf[] */
+	uint8_t rsvd268[3828];
+};
+
+NVQ_STATIC_ASSERT(sizeof(struct nvq_id_ns_nvm) == NVQ_IDENTIFY_DATA_SIZE,
+		  "Identify Namespace (NVM) is 4096 bytes");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_id_ns_nvm, elbaf) == 12, "ELBAF0");
+
+/* ELBAF: Storage Tag Size (bits) 6:0, Protection Information Format 8:7
+ * (0 16-bit guard, 1 32-bit, 2 64-bit, 3 qualified: see QPIF 12:9). */
+#define NVQ_ELBAF_STS_MASK 0x7fu
+#define NVQ_ELBAF_PIF_SHIFT 7
+#define NVQ_ELBAF_PIF_MASK 0x3u
+enum {
+	NVQ_PIF_16B_GUARD = 0,
+	NVQ_PIF_32B_GUARD = 1,
+	NVQ_PIF_64B_GUARD = 2,
+	NVQ_PIF_QUALIFIED = 3,
+};
 
 /* ------------------------------------------------------------------ */
 /* Log pages                                                           */

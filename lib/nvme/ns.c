@@ -91,6 +91,65 @@ static const char *ns_unusable(struct nvq_ctrl *c, const struct nvq_id_ns *id,
 }
 
 /*
+ * With CTRATT.ELBAS a format's protection information may have a 32- or
+ * 64-bit guard, and part of the reference tag may be a storage tag (NVM
+ * Command Set 1.0, 5.3.1, Identify CNS 05h ELBAF). nvq computes and checks
+ * the 16-bit CRC guard with a 32-bit reference tag only, so it must not
+ * drive another format, nor one the controller will not describe.
+ */
+static const char *ns_pi_unusable(struct nvq_ctrl *c, uint32_t nsid,
+				  const struct nvq_id_ns *id, char *why,
+				  size_t len)
+{
+	static const char *const guard[] = { "16", "32", "64" };
+	unsigned int idx = flbas_index(id), pif, sts;
+	struct nvq_id_ns_nvm *nvm;
+	uint16_t st = 0;
+	int rc;
+
+	if (!(id->dps & 7) || !(c->id->ctratt & NVQ_CTRL_CTRATT_ELBAS))
+		return NULL;
+	nvm = malloc(sizeof(*nvm));
+	if (!nvm) {
+		snprintf(why, len, "out of memory");
+		return why;
+	}
+	rc = nvq_ctrl_identify(c, NVQ_ID_CNS_CSI_NS, nsid, nvm, &st);
+	if (rc) {
+		free(nvm);
+		snprintf(why, len,
+			 "it has CTRATT.ELBAS but Identify CNS 05h "
+			 "(its protection information format) failed: %s",
+			 st ? nvq_status_str(st) : strerror(-rc));
+		return why;
+	}
+	pif = (nvm->elbaf[idx] >> NVQ_ELBAF_PIF_SHIFT) & NVQ_ELBAF_PIF_MASK;
+	sts = nvm->elbaf[idx] & NVQ_ELBAF_STS_MASK;
+	free(nvm);
+	if (pif == NVQ_PIF_QUALIFIED) {
+		snprintf(why, len,
+			 "its protection information has a qualified format "
+			 "(ELBAF PIF 3); nvq implements 16-bit guards only");
+		return why;
+	}
+	if (pif != NVQ_PIF_16B_GUARD) {
+		snprintf(why, len,
+			 "its protection information has a %s-bit guard "
+			 "(ELBAF PIF %u); nvq implements 16-bit guards only",
+			 guard[pif], pif);
+		return why;
+	}
+	if (sts) {
+		snprintf(why, len,
+			 "its protection information has a %u-bit storage "
+			 "tag (ELBAF STS), which nvq does not implement",
+			 sts);
+		return why;
+	}
+	return NULL;
+}
+
+/*
  * With CC.CSS 110b the active namespaces include those of other I/O
  * Command Sets (Zoned, Key Value), which nvq must not drive as NVM ones:
  * the CSI descriptor of Identify CNS 03h tells (NVMe 2.0, Namespace
@@ -250,6 +309,8 @@ int nvq_ns_refresh(struct nvq_ctrl *c)
 			if (c->bad_ns[j].nsid == ns->nsid)
 				c->bad_ns[j] = c->bad_ns[--c->nr_bad_ns];
 		bad = ns_unusable(c, id, why, sizeof(why));
+		if (!bad)
+			bad = ns_pi_unusable(c, ns->nsid, id, why, sizeof(why));
 		if (bad) {
 			/* It stays listed, but takes no I/O. */
 			ns->nlba = 0;
@@ -396,6 +457,8 @@ int nvq_ctrl_scan_namespaces(struct nvq_ctrl *c, char *notes, size_t notes_len)
 			bad = ns_not_nvm(c, ids[i], why, sizeof(why), &csi);
 		if (!bad)
 			bad = ns_unusable(c, id, why, sizeof(why));
+		if (!bad)
+			bad = ns_pi_unusable(c, ids[i], id, why, sizeof(why));
 		if (bad) {
 			nvq_note(notes, notes_len, "namespace %u skipped: %s",
 				 ids[i], bad);

@@ -108,4 +108,12 @@ ok write "$PI" -n 1 -s 20 -p 7 -r 20 -a 0x1234 -m 0xffff \
 expect 2 "-M/--metadata with PRACT" \
 	read "$PI" -n 1 -c 1 -p 8 -d "$TMP/back" -M "$TMP/pimd"
 
+# A PI format nvq cannot compute (a 64-bit guard, Identify CNS 05h) is
+# refused with the reason, said once.
+if expect 1 "^nvq: namespace 1: its protection information has a 64-bit guard" \
+	read emu:size=1M,ms=16,pi=1,elbaf=0x100 -n 1 -c 1 -d "$TMP/g"; then
+	grep -q "namespace 1: namespace 1" "$TMP/err" &&
+		fail "the refusal names the namespace twice: $(cat "$TMP/err")"
+fi
+
 finish

@@ -174,6 +174,33 @@ static void identify(void)
 	s.prp1 = h_iova(h, id);
 	CHECK_ST(h_admin(h, &s, NULL), GEN, NVQ_SC_INVALID_FIELD);
 
+	/* CNS 05h (CTRATT.ELBAS): the NVM command set's namespace data, the
+	 * 16-bit guard and no storage tag for every format; inactive
+	 * nsid zeroes; other CSIs invalid. */
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_CTRL, 0, id));
+	CHECK(id->ctratt & NVQ_CTRL_CTRATT_ELBAS);
+	memset(ns, 0xa5, 4096);
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_CSI_NS, 2, ns));
+	{
+		const struct nvq_id_ns_nvm *nvm = (const void *)ns;
+
+		CHECK_EQ(nvm->lbstm, 0);
+		CHECK_EQ(nvm->pic, 0);
+		for (int i = 0; i < 64; i++)
+			CHECK_EQ(nvm->elbaf[i], 0);
+	}
+	memset(ns, 0xa5, 4096);
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_CSI_NS, 9, ns));
+	CHECK(!memcmp(ns, zero, 4096));
+	CHECK_ST(h_identify(h, NVQ_ID_CNS_CSI_NS, 0, ns), GEN,
+		 NVQ_SC_INVALID_NS);
+	s = h_sqe(nvq_admin_identify);
+	s.nsid = 1;
+	s.cdw10 = NVQ_ID_CNS_CSI_NS;
+	s.cdw11 = 2u << NVQ_IDENTIFY_CSI_SHIFT; /* CSI 02h: Zoned */
+	s.prp1 = h_iova(h, ns);
+	CHECK_ST(h_admin(h, &s, NULL), GEN, NVQ_SC_INVALID_FIELD);
+
 	/* Data pointer outside DMA memory. */
 	s = h_sqe(nvq_admin_identify);
 	s.cdw10 = NVQ_ID_CNS_CTRL;
@@ -182,6 +209,20 @@ static void identify(void)
 	/* PRP1 not dword aligned. */
 	s.prp1 = h_iova(h, id) + 2;
 	CHECK_ST(h_admin(h, &s, NULL), GEN, NVQ_SC_PRP_INVALID_OFFSET);
+	h_close(h);
+
+	/* elbaf= (a test aid) is what CNS 05h reports, for the 12 formats */
+	h = h_open("ms=16,pi=1,elbaf=0x100");
+	ns = h_alloc(h, 4096, NULL);
+	h_enable(h);
+	CHECK_ST_OK(h_identify(h, NVQ_ID_CNS_CSI_NS, 1, ns));
+	{
+		const struct nvq_id_ns_nvm *nvm = (const void *)ns;
+
+		CHECK_EQ(nvm->elbaf[0], 0x100);
+		CHECK_EQ(nvm->elbaf[11], 0x100);
+		CHECK_EQ(nvm->elbaf[12], 0); /* beyond NLBAF: reserved */
+	}
 	h_close(h);
 
 	/* dbbuf=0, vwc=0: OACS and VWC say so. */

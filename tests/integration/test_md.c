@@ -214,6 +214,51 @@ static void test_refusals(void)
 	nvq_close(c);
 }
 
+/*
+ * Extended LBA formats (CTRATT.ELBAS, Identify CNS 05h): PI with a 32- or
+ * 64-bit guard, a qualified format or a storage tag is refused with the
+ * reason (nvq computes 16-bit guards only); the 16-bit guard is driven,
+ * and so is any ELBAF on a namespace without PI. The emulator's elbaf=
+ * reports the dword; it implements 16-bit guards only.
+ */
+static void test_elbaf(void)
+{
+	static const struct {
+		const char *opts, *why; /* why NULL: usable */
+	} cases[] = {
+		{ "ms=16,pi=1,elbaf=0x100", "64-bit guard" },
+		{ "ms=16,pi=2,elbaf=0x80", "32-bit guard" },
+		{ "ms=16,pi=3,elbaf=0x180", "qualified format" },
+		{ "ms=8,pi=1,elbaf=8", "8-bit storage tag" },
+		{ "ms=8,pi=1,elbaf=0", NULL },
+		{ "ms=16,elbaf=0x100", NULL },
+	};
+	char uri[80];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct nvq_ns_format f;
+		struct nvq_ctrl *c;
+		uint8_t *b;
+
+		snprintf(uri, sizeof(uri), "emu:size=1M,lbads=9,%s",
+			 cases[i].opts);
+		c = open_or_die(uri, NULL);
+		b = nvq_dma_alloc(c, 4096, -1);
+		CHECK_OK(nvq_ns_format(c, 1, &f));
+		if (!cases[i].why) {
+			CHECK_EQ(f.usable, 1);
+			CHECK_EQ(f.ms, strstr(cases[i].opts, "ms=8") ? 8 : 16);
+		} else {
+			CHECK_EQ(f.usable, 0);
+			CHECK(strstr(f.why, cases[i].why) != NULL);
+			CHECK_EQ(nvq_read_sync(c, 1, b, 0, 1, NULL), -ENOTSUP);
+			CHECK(strstr(nvq_errmsg(), cases[i].why) != NULL);
+		}
+		nvq_dma_free(c, b);
+		nvq_close(c);
+	}
+}
+
 /* Raw I/O: a Read built by hand moves the data nvq_write() wrote. */
 static void test_raw(void)
 {
@@ -272,6 +317,7 @@ int main(void)
 {
 	test_reformat();
 	test_refusals();
+	test_elbaf();
 	test_raw();
 	test_extended();
 	test_separate();

@@ -70,8 +70,14 @@ int get_ns(struct nvq_ctrl *ctrl, uint32_t nsid, struct nvq_ns_info *ns)
 				    nsid);
 		return 0;
 	}
-	if (ret != -ENOENT)
-		return fail("namespace %u: %s", nsid, lib_msg(ret));
+	if (ret != -ENOENT) {
+		const char *m = lib_msg(ret);
+
+		/* the library's message may name the namespace itself */
+		if (!strncmp(m, "namespace ", 10))
+			return fail("%s", m);
+		return fail("namespace %u: %s", nsid, m);
+	}
 
 	n = nvq_ns_list(ctrl, ids, ARRAY_SIZE(ids));
 	list[0] = '\0';
