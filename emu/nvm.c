@@ -456,6 +456,12 @@ static uint16_t write_zeroes(struct nvq_emu *c, struct emu_req *req)
 	st = check_range(c, req, slba, nlb);
 	if (st)
 		return st;
+	/* Type 1, as for Read and Write: ILBRT is the LBA's (5.2.1.4). */
+	if (c->p.pi == 1 && (sqe->cdw12 & PRINFO_PRCHK_REF) &&
+	    sqe->cdw14 != (uint32_t)slba) {
+		req->err_loc = NVQ_ERR_LOC(cdw14);
+		return ST_INVALID_PI;
+	}
 	off = ns_off(c, sqe->nsid, slba);
 	len = nlb << c->p.lbads;
 	/* The range is released, not written: DEAC only decides whether a

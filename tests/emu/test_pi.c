@@ -360,6 +360,16 @@ static void pi_format(const struct fmt *f)
 			       lbat, true));
 		t = tuple(f, blk_md(f, &r, 2));
 		CHECK_EQ(t[0] | t[1], 0);
+		/* Type 1: a reference tag check needs ILBRT = the LBA's. */
+		s.cdw12 = (NB - 1) | PRACT | CHK_REF;
+		s.cdw14 = il + 1;
+		if (f->pi == 1)
+			CHECK_ST(h_cmd(h, q, &s, NULL), NVQ_SCT_CMD_SPECIFIC,
+				 NVQ_SC_INVALID_PI);
+		else
+			CHECK_ST_OK(h_cmd(h, q, &s, NULL));
+		s.cdw14 = il;
+		CHECK_ST_OK(h_cmd(h, q, &s, NULL));
 		CHECK_EQ(t[2] << 8 | t[3], 0x1234);
 		CHECK_EQ((uint32_t)t[4] << 24 | t[5] << 16 | t[6] << 8 | t[7],
 			 exp_ref(f, il, 2));
