@@ -46,6 +46,12 @@ const char *io_msg(int err, uint16_t status, char *buf, size_t len);
 void dev_string(const void *src, size_t len, char *dst);
 /* @s without its trailing spaces. */
 char *rtrim(char *s);
+/*
+ * Before destroying data: CONTINUE with --force (@force) or when the user
+ * answers y on the terminal; else the exit status (EXIT_USAGE when
+ * standard input is not a terminal, EXIT_FAIL when the answer is no).
+ */
+int confirm(const struct cmd *c, bool force, const char *what);
 
 /* ctrl.c */
 
@@ -91,5 +97,8 @@ int run_stats(struct args *a);
 int run_setup(struct args *a);
 int run_release(struct args *a);
 int run_reset(struct args *a);
+
+/* The commands declared beside their code (main.c's more_commands[]) */
+extern const struct cmd format_cmd;
 
 #endif /* NVQ_TOOL_CLI_H */

@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -85,4 +87,38 @@ char *rtrim(char *s)
 	while (n && s[n - 1] == ' ')
 		s[--n] = '\0';
 	return s;
+}
+
+/*
+ * Ask before a command destroys data, as nvme-cli warns before a format:
+ * --force skips the question. With standard input not a terminal there
+ * is no one to ask, so nothing is done without --force.
+ */
+int confirm(const struct cmd *c, bool force, const char *what)
+{
+	char line[64];
+
+	if (force)
+		return CONTINUE;
+	if (!isatty(STDIN_FILENO))
+		return usage_error(
+			c,
+			"standard input is not a terminal, so "
+			"there is no one to confirm the %s: add --force "
+			"to %s without asking",
+			what, c->name);
+	fprintf(stderr,
+		"Use the force [--force] option to suppress this "
+		"question.\nPress y to confirm the %s: ",
+		what);
+	fflush(stderr);
+	if (!fgets(line, sizeof(line), stdin))
+		line[0] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	if (!strcmp(line, "y") || !strcmp(line, "Y") ||
+	    !strcasecmp(line, "yes"))
+		return CONTINUE;
+	return fail("%s not confirmed (answer '%s', not y): nothing was "
+		    "changed",
+		    what, line);
 }
