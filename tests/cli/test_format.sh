@@ -114,4 +114,65 @@ else
 	echo "note: no script(1): the terminal question is not tested" >&2
 fi
 
+# ---- sanitize ----
+cp "$TMP/orig.img" "$IMG"
+rm -f "$IMG.md"
+head -c 1048576 /dev/zero >"$TMP/zero1m"
+
+expect 2 "standard input is not a terminal.*--force" \
+	sanitize "$DEV" -a 2 </dev/null
+grep -q "You are about to sanitize $DEV: block erase" "$TMP/err" &&
+	grep -q "namespace 1: 2048 blocks of 512 bytes" "$TMP/err" ||
+	fail "sanitize: the warning does not say what is lost"
+expect 2 "missing -a/--sanact" sanitize "$DEV" -f
+expect 2 "invalid sanitize action '5'" sanitize "$DEV" -a 5 -f
+expect 2 "apply to -a 3 \(overwrite\) only" sanitize "$DEV" -a 2 -n 1 -f
+expect 2 "do not apply to -a 1" sanitize "$DEV" -a 1 -u
+expect 2 "out of range \(max 16\)" sanitize "$DEV" -a 3 -n 17 -f
+# SANICAP 0x6: no crypto erase; refused before anything is sent
+expect 1 "does not support the crypto erase sanitize operation \
+\(SANICAP 0x6\)" sanitize "$DEV" -a 4 -f
+unchanged "sanitize refused"
+
+# block erase: the blocks are deallocated, DLFEAT says they read zeroes
+if ok sanitize "$DEV" -a 2 -f -w; then
+	grep -q "^Sanitize (block erase) completed successfully$" \
+		"$TMP/out" || fail "sanitize -w: $(cat "$TMP/out")"
+fi
+ok read "$DEV" -n 1 -c 2048 -d "$TMP/back" &&
+	same "$TMP/zero1m" "$TMP/back" "sanitize block erase: data left"
+
+# overwrite: the pattern; inverted between 2 passes, the second stays
+ok sanitize "$DEV" -a start-overwrite -p 0xdeadbeef -n 1 -f -w
+ok read "$DEV" -n 1 -s 100 -c 1 -d "$TMP/blk"
+[ "$(od -An -tx1 -N8 "$TMP/blk" | tr -d ' \n')" = efbeaddeefbeadde ] ||
+	fail "sanitize overwrite: block 100 is not the pattern"
+ok sanitize "$DEV" -a 3 -p 0xdeadbeef -n 2 -i -f -w
+ok read "$DEV" -n 1 -s 2047 -c 1 -d "$TMP/blk"
+[ "$(od -An -tx1 -N8 "$TMP/blk" | tr -d ' \n')" = 1041522110415221 ] ||
+	fail "sanitize overwrite -i -n 2: block 2047 is not the inverse"
+
+# the failure the device reports (test aid sanitize_fail=1)
+expect 1 "sanitize \(block erase\) failed \(Sanitize Status log: SSTAT 0x3\)" \
+	sanitize "$DEV,sanitize_fail=1" -a 2 -f -w
+# without -w it returns once the controller accepted the command
+ok sanitize "emu:" -a 2 -f &&
+	grep -q "Sanitize (block erase) started" "$TMP/out" ||
+	fail "sanitize without -w: $(cat "$TMP/out")"
+
+# on a terminal: the question, and the progress line while waiting
+if command -v script >/dev/null 2>&1; then
+	printf 'y\n' | script -qec \
+		"'$NVQ' sanitize 'emu:sanitize_ms=400' -a 2 -w" \
+		/dev/null >"$TMP/out" 2>&1
+	rc=$?
+	[ "$rc" -eq 0 ] || fail "sanitize answered y: exit status $rc"
+	grep -q "Press y to confirm the sanitize" "$TMP/out" ||
+		fail "sanitize on a terminal: no question"
+	grep -Eq "sanitize \(block erase\): +[0-9.]+%" "$TMP/out" ||
+		fail "sanitize -w on a terminal: no progress line"
+	grep -q "completed successfully" "$TMP/out" ||
+		fail "sanitize answered y: $(cat "$TMP/out")"
+fi
+
 finish

@@ -2,7 +2,7 @@
 # --help and -h of nvq and of every command exit 0 and print the usage.
 . "$(dirname "$0")/lib.sh"
 
-cmds="list id-ctrl id-ns read write flush write-zeroes trim format"
+cmds="list id-ctrl id-ns read write flush write-zeroes trim format sanitize"
 
 for args in "--help" "-h" "help"; do
 	if ok $args; then

@@ -100,5 +100,6 @@ int run_reset(struct args *a);
 
 /* The commands declared beside their code (main.c's more_commands[]) */
 extern const struct cmd format_cmd;
+extern const struct cmd sanitize_cmd;
 
 #endif /* NVQ_TOOL_CLI_H */

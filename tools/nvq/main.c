@@ -232,6 +232,7 @@ static const struct cmd commands[] = {
  */
 static const struct cmd *const more_commands[] = {
 	&format_cmd,
+	&sanitize_cmd,
 };
 
 static const struct cmd *find_cmd(const char *name)
