@@ -67,7 +67,7 @@ if ok id-ctrl "$DEV"; then
 		fail "id-ctrl: no header"
 	for re in '^vid       : 0x[0-9a-f]+$' '^mn        : nvq emulated controller' \
 		'^mdts      : 5$' '^sqes      : 0x66$' '^cqes      : 0x44$' \
-		'^nn        : [1-9]' '^subnqn    : ' '^ps    0 : mp:'; do
+		'^nn        : [1-9]' '^subnqn    : ' '^ps      0 : mp:'; do
 		grep -Eq "$re" "$TMP/out" || fail "id-ctrl: no line /$re/"
 	done
 fi

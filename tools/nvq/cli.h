@@ -66,6 +66,14 @@ int open_ctrl_io(const struct args *a, struct nvq_ctrl **ctrl);
 /* The active namespace @nsid; EXIT_FAIL naming the active ones if not. */
 int get_ns(struct nvq_ctrl *ctrl, uint32_t nsid, struct nvq_ns_info *ns);
 
+/* human.c: the bit fields of Identify field @name (value @v; @dec128
+ * the decimal text of a 128-bit one), as nvme-cli -H; nothing for a
+ * field without any */
+void human_field(const char *name, uint64_t v, const char *dec128);
+
+/* identify.c: -H/--human-readable of id-ctrl and id-ns */
+extern const struct xopt id_human_xopts[1];
+
 /* io.c */
 
 /* Write all of @buf to @fd; -EINTR once SIGINT/SIGTERM arrived. */

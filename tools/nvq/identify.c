@@ -174,7 +174,8 @@ static uint32_t ieee_oui(const uint8_t *b)
 	return (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
 }
 
-static void print_field(const uint8_t *base, const struct field *f, int width)
+static void print_field(const uint8_t *base, const struct field *f, int width,
+			bool human)
 {
 	char buf[257];
 
@@ -206,6 +207,9 @@ static void print_field(const uint8_t *base, const struct field *f, int width)
 		printf("%s\n", buf);
 		break;
 	}
+	if (human)
+		human_field(f->name, field_uint(base, f),
+			    f->kind == F_U128 ? buf : NULL);
 }
 
 static void json_field(struct json_writer *w, const uint8_t *base,
@@ -259,9 +263,25 @@ static void print_power(unsigned int power, unsigned int scale)
 	}
 }
 
+/* Active Power Workload (APW, bits 2:0), as nvme-cli names them. */
+static const char *psd_workload(unsigned int apw)
+{
+	switch (apw & 0x7) {
+	case 0:
+		return "-";
+	case 1:
+		return "1MiB 32 RW, 30s idle";
+	case 2:
+		return "80K 128KiB SW";
+	default:
+		return "reserved";
+	}
+}
+
+/* nvme-cli 2.3's lines, -H or not */
 static void print_psd(unsigned int i, const struct nvq_id_power_state *ps)
 {
-	printf("ps %4u : mp:", i);
+	printf("ps   %4u : mp:", i);
 	/* flags bit 0: MXPS (max power in 0.0001 W), bit 1: NOPS */
 	if (ps->flags & 0x1)
 		printf("%u.%04uW ", ps->max_power / 10000,
@@ -269,13 +289,14 @@ static void print_psd(unsigned int i, const struct nvq_id_power_state *ps)
 	else
 		printf("%u.%02uW ", ps->max_power / 100, ps->max_power % 100);
 	printf("%soperational enlat:%" PRIu32 " exlat:%" PRIu32
-	       " rrt:%u rrl:%u\n          rwt:%u rwl:%u idle_power:",
+	       " rrt:%u rrl:%u\n            rwt:%u rwl:%u idle_power:",
 	       ps->flags & 0x2 ? "non-" : "", ps->entry_lat, ps->exit_lat,
 	       ps->read_tput, ps->read_lat, ps->write_tput, ps->write_lat);
 	print_power(ps->idle_power, ps->idle_scale >> 6);
 	printf(" active_power:");
 	print_power(ps->active_power, ps->active_work_scale >> 6);
-	printf("\n");
+	printf("\n            active_power_workload:%s\n",
+	       psd_workload(ps->active_work_scale));
 }
 
 static int write_binary(const void *data, size_t len)
@@ -290,7 +311,8 @@ static int write_binary(const void *data, size_t len)
 	return EXIT_OK;
 }
 
-static int show_id_ctrl(const struct nvq_id_ctrl *id, enum out_fmt fmt)
+static int show_id_ctrl(const struct nvq_id_ctrl *id, enum out_fmt fmt,
+			bool human)
 {
 	const uint8_t *base = (const uint8_t *)id;
 	unsigned int npss = id->npss < 32 ? id->npss : 31;
@@ -301,7 +323,7 @@ static int show_id_ctrl(const struct nvq_id_ctrl *id, enum out_fmt fmt)
 	if (fmt == FMT_NORMAL) {
 		printf("NVME Identify Controller:\n");
 		for (size_t i = 0; i < ARRAY_SIZE(id_ctrl_fields); i++)
-			print_field(base, &id_ctrl_fields[i], 10);
+			print_field(base, &id_ctrl_fields[i], 10, human);
 		for (unsigned int i = 0; i <= npss; i++)
 			print_psd(i, &id->psd[i]);
 		return flush_stdout();
@@ -337,8 +359,28 @@ static int show_id_ctrl(const struct nvq_id_ctrl *id, enum out_fmt fmt)
 	return finish_json(&w);
 }
 
+/* Relative Performance (RP, bits 1:0) as nvme-cli -H names it. */
+static const char *const lbaf_rp[] = { "Best", "Better", "Good", "Degraded" };
+
+static void print_lbaf(unsigned int i, const struct nvq_lbaf *f, bool in_use,
+		       bool human)
+{
+	const char *use = in_use ? "(in use)" : "";
+
+	if (!human) {
+		printf("lbaf %2u : ms:%-3u lbads:%-2u rp:%#x %s\n", i, f->ms,
+		       f->ds, f->rp & 0x3, use);
+		return;
+	}
+	/* a device's LBADS of 64 or more must not shift out of range */
+	printf("LBA Format %2u : Metadata Size: %-3u bytes - Data Size: "
+	       "%-2" PRIu64 " bytes - Relative Performance: %#x %s %s\n",
+	       i, f->ms, f->ds < 64 ? (uint64_t)1 << f->ds : 0, f->rp & 0x3,
+	       lbaf_rp[f->rp & 0x3], use);
+}
+
 static int show_id_ns(uint32_t nsid, const struct nvq_id_ns *id,
-		      enum out_fmt fmt)
+		      enum out_fmt fmt, bool human)
 {
 	const uint8_t *base = (const uint8_t *)id;
 	unsigned int nlbaf = id->nlbaf < 64 ? id->nlbaf : 63;
@@ -352,12 +394,9 @@ static int show_id_ns(uint32_t nsid, const struct nvq_id_ns *id,
 		printf("NVME Identify Namespace %u:\n", nsid);
 		for (size_t i = 0; i < ARRAY_SIZE(id_ns_fields); i++)
 			if (optperf || !id_ns_fields[i].optperf)
-				print_field(base, &id_ns_fields[i], 8);
+				print_field(base, &id_ns_fields[i], 8, human);
 		for (unsigned int i = 0; i <= nlbaf; i++)
-			printf("lbaf %2u : ms:%-3u lbads:%-2u rp:%#x %s\n", i,
-			       id->lbaf[i].ms, id->lbaf[i].ds,
-			       id->lbaf[i].rp & 0x3,
-			       i == in_use ? "(in use)" : "");
+			print_lbaf(i, &id->lbaf[i], i == in_use, human);
 		return flush_stdout();
 	}
 
@@ -379,6 +418,11 @@ static int show_id_ns(uint32_t nsid, const struct nvq_id_ns *id,
 	return finish_json(&w);
 }
 
+/* -H/--human-readable, as nvme-cli; ignored for JSON and binary, as there */
+const struct xopt id_human_xopts[1] = {
+	{ 'H', "human-readable", XOPT_FLAG, 0, false },
+};
+
 int run_id_ctrl(struct args *a)
 {
 	struct nvq_ctrl *ctrl;
@@ -390,7 +434,7 @@ int run_id_ctrl(struct args *a)
 		return rc;
 	id = nvq_ctrl_id(ctrl);
 	if (id)
-		rc = show_id_ctrl(id, a->fmt);
+		rc = show_id_ctrl(id, a->fmt, xhas(a, 0));
 	else
 		rc = fail("%s: no Identify Controller data", a->pos[0]);
 	nvq_close(ctrl);
@@ -444,7 +488,7 @@ int run_id_ns(struct args *a)
 		return rc;
 	rc = nvq_ns_info(ctrl, a->nsid, &ns);
 	if (!rc && ns.id) {
-		rc = show_id_ns(a->nsid, ns.id, a->fmt);
+		rc = show_id_ns(a->nsid, ns.id, a->fmt, xhas(a, 0));
 	} else if (rc == -ENOENT) {
 		raw = calloc(1, sizeof(*raw));
 		if (!raw)
@@ -452,7 +496,7 @@ int run_id_ns(struct args *a)
 		else
 			rc = identify_ns_raw(ctrl, a->nsid, raw);
 		if (!rc)
-			rc = show_id_ns(a->nsid, raw, a->fmt);
+			rc = show_id_ns(a->nsid, raw, a->fmt, xhas(a, 0));
 	} else {
 		rc = fail("namespace %u: %s", a->nsid,
 			  rc ? lib_msg(rc) : "no Identify Namespace data");

@@ -19,7 +19,12 @@
 /* qos.c (its one command; cli.h would be the place for the line) */
 int run_qos_restore(struct args *a);
 
+/* id-ctrl and id-ns */
 /* clang-format off */
+#define HELP_HUMAN \
+	"  -H, --human-readable     decode each field's bits under it, as\n" \
+	"                           nvme-cli -H (normal output only)\n"
+
 static const struct cmd commands[] = {
 	{
 		.name = "list",
@@ -43,10 +48,12 @@ static const struct cmd commands[] = {
 		.opts = OPT_FMT | OPT_FMT_BIN,
 		.min_pos = 1,
 		.max_pos = 1,
-		.synopsis = "URI [-o normal|json|binary]",
+		.xopts = id_human_xopts,
+		.nxopts = 1,
+		.synopsis = "URI [-H] [-o normal|json|binary]",
 		.summary =
 			"Show the Identify Controller data (nvme-cli's field names).\n",
-		.help = HELP_URI HELP_FMT_BIN HELP_HELP,
+		.help = HELP_URI HELP_HUMAN HELP_FMT_BIN HELP_HELP,
 	},
 	{
 		.name = "id-ns",
@@ -55,11 +62,14 @@ static const struct cmd commands[] = {
 		.required = OPT_NSID,
 		.min_pos = 1,
 		.max_pos = 1,
-		.synopsis = "URI -n NSID [-o normal|json|binary]",
+		.xopts = id_human_xopts,
+		.nxopts = 1,
+		.synopsis = "URI -n NSID [-H] [-o normal|json|binary]",
 		.summary =
 			"Show the Identify Namespace data (nvme-cli's field names); the\n"
 			"normal output marks the LBA format in use.\n",
-		.help = HELP_URI HELP_NSID HELP_FMT_BIN HELP_HELP HELP_NUMBERS,
+		.help = HELP_URI HELP_NSID HELP_HUMAN HELP_FMT_BIN HELP_HELP
+			HELP_NUMBERS,
 	},
 	{
 		.name = "read",
