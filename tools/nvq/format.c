@@ -253,9 +253,12 @@ static int format_run(struct args *a)
 		    (uint32_t)a->x[X_SES] << 9 | (lbaf >> 4 & 0x3) << 12;
 	rc = nvq_admin(ctrl, &cmd, NULL, 0, NULL, &status);
 	if (rc) {
-		rc = fail("format of namespace %u failed: %s; nothing was "
-			  "formatted",
-			  a->nsid, io_msg(rc, status, buf, sizeof(buf)));
+		/* after a timeout the device may still be formatting */
+		rc = fail("format of namespace %u failed: %s%s", a->nsid,
+			  io_msg(rc, status, buf, sizeof(buf)),
+			  rc == -ETIMEDOUT ? "; the controller may still be "
+					     "formatting (see -t/--timeout)" :
+					     "");
 		goto out;
 	}
 	printf("Success formatting namespace:%x\n", a->nsid);
