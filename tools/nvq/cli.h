@@ -60,6 +60,11 @@ int open_ctrl_io(const struct args *a, struct nvq_ctrl **ctrl);
 /* The active namespace @nsid; EXIT_FAIL naming the active ones if not. */
 int get_ns(struct nvq_ctrl *ctrl, uint32_t nsid, struct nvq_ns_info *ns);
 
+/* identify.c */
+
+/* The 128-bit little-endian integer @src in decimal (at most 39 digits). */
+void u128_str(const uint8_t *src, char out[40]);
+
 /* io.c */
 
 /* Write all of @buf to @fd; -EINTR once SIGINT/SIGTERM arrived. */
@@ -91,5 +96,12 @@ int run_stats(struct args *a);
 int run_setup(struct args *a);
 int run_release(struct args *a);
 int run_reset(struct args *a);
+
+/* Commands with their own options (main.c's more_commands[]) */
+extern const struct cmd smart_log_cmd; /* log.c */
+extern const struct cmd error_log_cmd; /* log.c */
+extern const struct cmd fw_log_cmd; /* log.c */
+extern const struct cmd sanitize_log_cmd; /* log.c */
+extern const struct cmd get_log_cmd; /* log.c */
 
 #endif /* NVQ_TOOL_CLI_H */

@@ -231,7 +231,11 @@ static const struct cmd commands[] = {
  * xopt): cli.h names them. --help lists them after the table above.
  */
 static const struct cmd *const more_commands[] = {
-	NULL, /* keeps the array non-empty */
+	&smart_log_cmd, /* log.c */
+	&error_log_cmd, /* log.c */
+	&fw_log_cmd, /* log.c */
+	&sanitize_log_cmd, /* log.c */
+	&get_log_cmd, /* log.c */
 };
 
 static const struct cmd *find_cmd(const char *name)
