@@ -53,7 +53,8 @@ EOF
 }
 
 power_cycles() {
-	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["power_cycles"])' "$1"
+	python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["power_cycles"])' "$1"
 }
 
 # the emulator without file=: every open reads the same log
