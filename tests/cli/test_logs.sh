@@ -225,6 +225,8 @@ names = list(s)[3:]
 for i, k in enumerate(names):
     assert s[k] == le(8 + 4 * i, 4), (k, s[k])
 assert s['time_crypto_erase'] == 0xffffffff  # no crypto erase
+assert s['time_crypto_erase_no_dealloc'] == 0xffffffff
+assert s['time_over_write_no_dealloc'] == s['time_over_write'] > 0
 EOF
 	ok sanitize-log emu: -b && same "$TMP/out" "$TMP/san.raw" "sanitize-log -b"
 fi
