@@ -446,8 +446,9 @@ int nvq_emu_create(const struct nvq_emu_params *p, struct nvq_emu **out)
 	c->irq_mask = calloc(c->nr_vec, 1);
 	c->irq_pend = calloc(c->nr_vec, 1);
 	c->feat.irq_cd = calloc(c->nr_vec, 1);
-	/* Admin data (Identify, logs, DSM ranges) is at most 4 KiB. */
-	c->bounce_len = 8192;
+	/* Admin data (Identify, logs, DSM ranges) is at most 16 KiB: the
+	 * Error Information log of elpe=255 (256 entries of 64 bytes). */
+	c->bounce_len = EMU_ERRLOG_MAX * sizeof(struct nvq_error_log);
 	c->bounce = aligned_alloc(4096, c->bounce_len);
 	/* For the largest transfer of any format (Format NVM). */
 	seg_bytes = (uint64_t)65536 << 12;

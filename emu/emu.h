@@ -203,6 +203,9 @@ struct nvq_emu_params {
 	 * Default 0, the truth: 16-bit guards, no storage tag. Protection
 	 * information is computed with the 16-bit guard whatever it says. */
 	uint32_t elbaf;
+	/* Error Information log entries, 0's based as Identify's ELPE
+	 * (elpe=, 0..255, default 63). */
+	uint32_t elpe;
 };
 
 /*

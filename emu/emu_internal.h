@@ -24,7 +24,7 @@
 #define EMU_MAX_NS 1024
 #define EMU_AERL 3 /* 0's based: 4 outstanding AERs */
 #define EMU_ACL 3 /* 0's based */
-#define EMU_ERRLOG_ENTRIES 64 /* ELPE + 1 */
+#define EMU_ERRLOG_MAX 256 /* Error log entries at most (ELPE + 1) */
 #define EMU_MPSMAX 4 /* 64 KiB memory pages */
 #define EMU_FETCH_BATCH 64 /* SQEs taken from one SQ per pass */
 #define EMU_AER_QUEUE 16 /* undelivered events kept */
@@ -370,7 +370,7 @@ struct nvq_emu {
 	uint8_t aer_mask; /* types masked until their log page is read */
 
 	struct emu_features feat;
-	struct nvq_error_log errlog[EMU_ERRLOG_ENTRIES];
+	struct nvq_error_log errlog[EMU_ERRLOG_MAX]; /* p.elpe + 1 used */
 	uint64_t err_count;
 	struct emu_smart smart;
 

@@ -16,7 +16,7 @@
 void emu_log_error(struct nvq_emu *c, uint16_t sqid, uint16_t cid,
 		   uint16_t status, const struct emu_req *req)
 {
-	struct nvq_error_log *e = &c->errlog[c->err_count % EMU_ERRLOG_ENTRIES];
+	struct nvq_error_log *e = &c->errlog[c->err_count % (c->p.elpe + 1)];
 
 	memset(e, 0, sizeof(*e));
 	e->error_count = ++c->err_count;
@@ -201,14 +201,14 @@ static size_t smart_log(struct nvq_emu *c, uint8_t *buf)
 static size_t error_log(struct nvq_emu *c, uint8_t *buf)
 {
 	struct nvq_error_log *out = (struct nvq_error_log *)buf;
-	uint64_t i, n = c->err_count < EMU_ERRLOG_ENTRIES ? c->err_count :
-							    EMU_ERRLOG_ENTRIES;
+	uint64_t entries = c->p.elpe + 1;
+	uint64_t i, n = c->err_count < entries ? c->err_count : entries;
 
-	memset(buf, 0, EMU_ERRLOG_ENTRIES * sizeof(*out));
+	memset(buf, 0, entries * sizeof(*out));
 	/* Newest first. */
 	for (i = 0; i < n; i++)
-		out[i] = c->errlog[(c->err_count - 1 - i) % EMU_ERRLOG_ENTRIES];
-	return EMU_ERRLOG_ENTRIES * sizeof(*out);
+		out[i] = c->errlog[(c->err_count - 1 - i) % entries];
+	return entries * sizeof(*out);
 }
 
 static size_t fw_log(uint8_t *buf)

@@ -29,6 +29,7 @@ void nvq_emu_params_default(struct nvq_emu_params *p)
 	p->media.seed = 0x6e76712d6c6174ull; /* fixed: runs repeat */
 	p->fault_seed = 0x6e76712d666c74ull; /* fixed: faults repeat */
 	p->sanitize_ns = 100000000; /* 100 ms */
+	p->elpe = 63; /* 64 error log entries */
 }
 
 /* Unsigned decimal (or 0x hex) prefix; returns the rest, NULL if none. */
@@ -355,6 +356,7 @@ enum key_id {
 	K_SANITIZE_MS,
 	K_SANITIZE_FAIL,
 	K_ELBAF,
+	K_ELPE,
 	K_NR
 };
 
@@ -390,6 +392,7 @@ static const char *const key_names[K_NR] = {
 	[K_SANITIZE_MS] = "sanitize_ms",
 	[K_SANITIZE_FAIL] = "sanitize_fail",
 	[K_ELBAF] = "elbaf",
+	[K_ELPE] = "elpe",
 };
 
 static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
@@ -514,6 +517,8 @@ static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
 		return parse_bool(name, v, &p->sanitize_fail);
 	case K_ELBAF:
 		return parse_uint(name, v, 0, 0x1fff, &p->elbaf);
+	case K_ELPE:
+		return parse_uint(name, v, 0, EMU_ERRLOG_MAX - 1, &p->elpe);
 	case K_NR:
 		break;
 	}
@@ -596,7 +601,8 @@ int nvq_emu_params_parse(const char *str, struct nvq_emu_params *p)
 				"emu parameter '%s': unknown key (size ns lbads "
 				"qpairs mqes mdts lat file msix dstrd dbbuf vwc "
 				"cqr to rdy_delay idle_spin lat_seed stamp thp populate assist sn fault "
-				"fault_seed ms mset pi pil sanitize_ms sanitize_fail elbaf)",
+				"fault_seed ms mset pi pil sanitize_ms sanitize_fail elbaf "
+				"elpe)",
 				item);
 		/* fault= may repeat: one fault each. */
 		if (seen[k] && k != K_FAULT)

@@ -142,9 +142,17 @@ size_t emu_sanitize_log(struct nvq_emu *c, uint8_t *buf)
 	memcpy(buf, &sprog, 2);
 	buf[2] = (uint8_t)sstat;
 	memcpy(buf + 4, &c->san_cdw10, 4);
-	/* Estimated times (s): overwrite, block erase; no crypto erase. */
+	/*
+	 * Estimated times (s): overwrite, block erase; no crypto erase
+	 * (FFFFFFFFh: no time reported). The same again with No-Deallocate
+	 * After Sanitize, which takes as long here; 0 would claim that the
+	 * operation ends with the command.
+	 */
 	memcpy(buf + 8, &est, 4);
 	memcpy(buf + 12, &est, 4);
 	memset(buf + 16, 0xff, 4);
+	memcpy(buf + 20, &est, 4);
+	memcpy(buf + 24, &est, 4);
+	memset(buf + 28, 0xff, 4);
 	return 512;
 }

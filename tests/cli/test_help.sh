@@ -2,7 +2,8 @@
 # --help and -h of nvq and of every command exit 0 and print the usage.
 . "$(dirname "$0")/lib.sh"
 
-cmds="list id-ctrl id-ns read write flush write-zeroes trim format sanitize"
+cmds="list id-ctrl id-ns read write flush write-zeroes trim format sanitize
+smart-log error-log fw-log sanitize-log get-log"
 
 for args in "--help" "-h" "help"; do
 	if ok $args; then

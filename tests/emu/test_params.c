@@ -45,6 +45,7 @@ static void defaults(void)
 	CHECK_EQ(p.to, 10);
 	CHECK_EQ(p.rdy_delay_ns, 0);
 	CHECK_EQ(p.idle_spin_ns, 50000);
+	CHECK_EQ(p.elpe, 63);
 	CHECK_EQ(nvq_emu_params_parse(NULL, &p), 0);
 }
 
@@ -85,6 +86,10 @@ static void every_key(void)
 	CHECK_EQ(nvq_emu_params_parse("size=4096K,lbads=12", &p), 0);
 	CHECK_EQ(p.ns_size, 4ull << 20);
 	CHECK_EQ(nvq_emu_params_parse("size=512,lbads=9", &p), 0);
+	CHECK_EQ(nvq_emu_params_parse("elpe=255", &p), 0);
+	CHECK_EQ(p.elpe, 255);
+	CHECK_EQ(nvq_emu_params_parse("elpe=0", &p), 0);
+	CHECK_EQ(p.elpe, 0);
 }
 
 int main(void)
@@ -113,6 +118,7 @@ int main(void)
 	bad("mqes=0", "mqes");
 	bad("mqes=70000", "mqes");
 	bad("mdts=99", "mdts");
+	bad("elpe=256", "elpe");
 	bad("lat=5parsecs", "lat");
 	bad("lat=1ms/xyz", "lat");
 	bad("lat=/1ms", "lat");

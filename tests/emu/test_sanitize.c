@@ -4,7 +4,7 @@
  * Overwrite (pattern, OIPBP) running in the background, I/O and
  * disallowed admin commands refused with Sanitize In Progress while
  * allowed ones run, the Sanitize Status log (SPROG, SSTAT, SCDW10,
- * estimates), surviving a controller reset, failure (sanitize_fail=1)
+ * estimates, also with No-Deallocate), surviving a controller reset, failure (sanitize_fail=1)
  * with Sanitize Failed and Exit Failure Mode under AUSE. No timing is
  * asserted: a long sanitize_ms is "still running", completion is polled.
  */
@@ -18,7 +18,7 @@
 struct slog {
 	uint16_t sprog;
 	uint8_t sstat, rsvd;
-	uint32_t scdw10, eto, etbe, etce;
+	uint32_t scdw10, eto, etbe, etce, etond, etbend, etcend;
 };
 
 static uint16_t sanitize(struct h *h, uint32_t dw10, uint32_t pattern)
@@ -96,6 +96,10 @@ static void running(void)
 	CHECK_EQ(l.etbe, 3600);
 	CHECK_EQ(l.eto, 3600);
 	CHECK_EQ(l.etce, 0xffffffffu);
+	/* No-Deallocate After Sanitize takes as long; still no crypto */
+	CHECK_EQ(l.etond, 3600);
+	CHECK_EQ(l.etbend, 3600);
+	CHECK_EQ(l.etcend, 0xffffffffu);
 	/* I/O and disallowed admin commands are refused. */
 	CHECK_ST(rw(h, q, nvq_cmd_read, b), GEN, NVQ_SC_SANITIZE_IN_PROGRESS);
 	CHECK_ST(rw(h, q, nvq_cmd_write, b), GEN, NVQ_SC_SANITIZE_IN_PROGRESS);

@@ -73,6 +73,10 @@ void human_field(const char *name, uint64_t v, const char *dec128);
 
 /* identify.c: -H/--human-readable of id-ctrl and id-ns */
 extern const struct xopt id_human_xopts[1];
+/* identify.c */
+
+/* The 128-bit little-endian integer @src in decimal (at most 39 digits). */
+void u128_str(const uint8_t *src, char out[40]);
 
 /* io.c */
 
@@ -109,5 +113,11 @@ int run_reset(struct args *a);
 /* The commands declared beside their code (main.c's more_commands[]) */
 extern const struct cmd format_cmd;
 extern const struct cmd sanitize_cmd;
+/* Commands with their own options (main.c's more_commands[]) */
+extern const struct cmd smart_log_cmd; /* log.c */
+extern const struct cmd error_log_cmd; /* log.c */
+extern const struct cmd fw_log_cmd; /* log.c */
+extern const struct cmd sanitize_log_cmd; /* log.c */
+extern const struct cmd get_log_cmd; /* log.c */
 
 #endif /* NVQ_TOOL_CLI_H */

@@ -124,7 +124,7 @@ static uint64_t field_uint(const uint8_t *base, const struct field *f)
 }
 
 /* 128-bit little-endian integer in decimal (at most 39 digits). */
-static void u128_str(const uint8_t *src, char out[40])
+void u128_str(const uint8_t *src, char out[40])
 {
 	uint8_t t[16];
 	char digits[40];

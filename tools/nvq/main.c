@@ -243,6 +243,11 @@ static const struct cmd commands[] = {
 static const struct cmd *const more_commands[] = {
 	&format_cmd,
 	&sanitize_cmd,
+	&smart_log_cmd, /* log.c */
+	&error_log_cmd, /* log.c */
+	&fw_log_cmd, /* log.c */
+	&sanitize_log_cmd, /* log.c */
+	&get_log_cmd, /* log.c */
 };
 
 static const struct cmd *find_cmd(const char *name)
