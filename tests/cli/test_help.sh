@@ -2,7 +2,8 @@
 # --help and -h of nvq and of every command exit 0 and print the usage.
 . "$(dirname "$0")/lib.sh"
 
-cmds="list id-ctrl id-ns read write flush write-zeroes trim"
+cmds="list id-ctrl id-ns read write flush write-zeroes trim admin-passthru
+io-passthru"
 
 for args in "--help" "-h" "help"; do
 	if ok $args; then

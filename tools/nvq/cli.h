@@ -65,6 +65,13 @@ int get_ns(struct nvq_ctrl *ctrl, uint32_t nsid, struct nvq_ns_info *ns);
 /* Write all of @buf to @fd; -EINTR once SIGINT/SIGTERM arrived. */
 int write_full(int fd, const void *buf, size_t len);
 
+/* passthru.c */
+
+/* nvme-cli's hex dump (its d()): offset, 16 bytes, their ASCII. */
+void hex_dump(const void *buf, size_t len);
+/* nvme-cli's "NVMe status: <text>(0x...)" line, on standard error. */
+void show_nvme_status(uint16_t status);
+
 /* pci.c */
 
 /* An NVMe controller that sysfs lists. */
@@ -91,5 +98,9 @@ int run_stats(struct args *a);
 int run_setup(struct args *a);
 int run_release(struct args *a);
 int run_reset(struct args *a);
+
+/* Commands with their own options (main.c's more_commands[]) */
+extern const struct cmd admin_passthru_cmd;
+extern const struct cmd io_passthru_cmd;
 
 #endif /* NVQ_TOOL_CLI_H */

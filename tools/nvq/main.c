@@ -231,7 +231,8 @@ static const struct cmd commands[] = {
  * xopt): cli.h names them. --help lists them after the table above.
  */
 static const struct cmd *const more_commands[] = {
-	NULL, /* keeps the array non-empty */
+	&admin_passthru_cmd,
+	&io_passthru_cmd,
 };
 
 static const struct cmd *find_cmd(const char *name)
