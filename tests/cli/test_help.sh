@@ -2,8 +2,8 @@
 # --help and -h of nvq and of every command exit 0 and print the usage.
 . "$(dirname "$0")/lib.sh"
 
-cmds="list id-ctrl id-ns read write flush write-zeroes trim admin-passthru
-io-passthru"
+cmds="list id-ctrl id-ns read write flush write-zeroes trim get-feature
+set-feature admin-passthru io-passthru"
 
 for args in "--help" "-h" "help"; do
 	if ok $args; then

@@ -100,6 +100,8 @@ int run_release(struct args *a);
 int run_reset(struct args *a);
 
 /* Commands with their own options (main.c's more_commands[]) */
+extern const struct cmd get_feature_cmd;
+extern const struct cmd set_feature_cmd;
 extern const struct cmd admin_passthru_cmd;
 extern const struct cmd io_passthru_cmd;
 

@@ -231,6 +231,8 @@ static const struct cmd commands[] = {
  * xopt): cli.h names them. --help lists them after the table above.
  */
 static const struct cmd *const more_commands[] = {
+	&get_feature_cmd,
+	&set_feature_cmd,
 	&admin_passthru_cmd,
 	&io_passthru_cmd,
 };
