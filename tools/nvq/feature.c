@@ -301,9 +301,11 @@ static void show_fields(uint8_t fid, uint32_t r, const uint8_t *buf,
 		break;
 	case NVQ_FEAT_NUM_QUEUES:
 		/* both counts are 0-based in DW0 */
-		printf("\tNumber of IO Completion Queues Allocated (NCQA): %u\n",
+		printf("\tNumber of IO Completion Queues "
+		       "Allocated (NCQA): %u\n",
 		       (r >> 16) + 1);
-		printf("\tNumber of IO Submission Queues Allocated (NSQA): %u\n",
+		printf("\tNumber of IO Submission Queues "
+		       "Allocated (NSQA): %u\n",
 		       (r & 0xffff) + 1);
 		break;
 	case NVQ_FEAT_IRQ_COALESCE:
