@@ -70,6 +70,7 @@ done
 expect 2 "flags" admin-passthru "$DEV" -o 6 -f 1 -l 4096
 expect 2 "no metadata" admin-passthru "$DEV" -o 6 -l 4096 -m 8
 expect 2 "bidirectional" io-passthru "$DEV" -o 3 -n 1
+expect 2 "missing -n/--namespace-id" io-passthru "$DEV" -o 2 -l 4096
 
 # io-passthru Write (opcode 1) of block 3 from a file, Read (2) back
 head -c 4096 /dev/urandom >"$TMP/blk"

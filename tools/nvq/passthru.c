@@ -280,6 +280,9 @@ static int check_passthru(struct args *a, struct passthru *p)
 				   "and doorbells of the controller it "
 				   "opened, so it does not pass it through",
 				   opc, cmd_name(true, opc));
+	if (!p->admin && !xhas(a, P_NSID))
+		return usage_error(a->cmd, "missing -n/--namespace-id (an I/O "
+					   "command names its namespace)");
 	if (p->cmd.flags)
 		return usage_error(a->cmd,
 				   "-f/--flags %#x: nvq sends commands "
