@@ -173,7 +173,10 @@ static uint16_t feature_value(struct nvq_emu *c, const struct emu_features *f,
 		st = temp_sel(cdw11, &under);
 		if (st)
 			return st;
-		*dw0 = under ? f->temp_under : f->temp_over;
+		/* DW0 has CDW11's layout: the threshold TMPSEL and THSEL
+		 * selected, and its value (Base 2.0, 5.27.1.4) */
+		*dw0 = (cdw11 & 0x3f0000u) |
+		       (under ? f->temp_under : f->temp_over);
 		break;
 	case NVQ_FEAT_ERR_RECOVERY:
 		*dw0 = f->err_recovery;

@@ -3,7 +3,8 @@
 . "$(dirname "$0")/lib.sh"
 
 cmds="list id-ctrl id-ns read write flush write-zeroes trim format sanitize
-smart-log error-log fw-log sanitize-log get-log"
+smart-log error-log fw-log sanitize-log get-log
+get-feature set-feature admin-passthru io-passthru"
 
 for args in "--help" "-h" "help"; do
 	if ok $args; then

@@ -83,6 +83,13 @@ void u128_str(const uint8_t *src, char out[40]);
 /* Write all of @buf to @fd; -EINTR once SIGINT/SIGTERM arrived. */
 int write_full(int fd, const void *buf, size_t len);
 
+/* passthru.c */
+
+/* nvme-cli's hex dump (its d()): offset, 16 bytes, their ASCII. */
+void hex_dump(const void *buf, size_t len);
+/* nvme-cli's "NVMe status: <text>(0x...)" line, on standard error. */
+void show_nvme_status(uint16_t status);
+
 /* pci.c */
 
 /* An NVMe controller that sysfs lists. */
@@ -119,5 +126,10 @@ extern const struct cmd error_log_cmd; /* log.c */
 extern const struct cmd fw_log_cmd; /* log.c */
 extern const struct cmd sanitize_log_cmd; /* log.c */
 extern const struct cmd get_log_cmd; /* log.c */
+/* Commands with their own options (main.c's more_commands[]) */
+extern const struct cmd get_feature_cmd;
+extern const struct cmd set_feature_cmd;
+extern const struct cmd admin_passthru_cmd;
+extern const struct cmd io_passthru_cmd;
 
 #endif /* NVQ_TOOL_CLI_H */

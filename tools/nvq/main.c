@@ -248,6 +248,10 @@ static const struct cmd *const more_commands[] = {
 	&fw_log_cmd, /* log.c */
 	&sanitize_log_cmd, /* log.c */
 	&get_log_cmd, /* log.c */
+	&get_feature_cmd,
+	&set_feature_cmd,
+	&admin_passthru_cmd,
+	&io_passthru_cmd,
 };
 
 static const struct cmd *find_cmd(const char *name)
