@@ -265,6 +265,15 @@ static uint16_t rw_md(struct nvq_emu *c, struct emu_req *req, bool write,
 		req->err_loc = NVQ_ERR_LOC(cdw14);
 		return ST_INVALID_PI;
 	}
+	/*
+	 * Type 3 has no reference tag to check: the controller should not
+	 * compare it, and aborts a command that asks with Invalid Protection
+	 * Information (NVM Command Set 1.0, 5.2.1.4), as QEMU does.
+	 */
+	if (c->p.pi == 3 && (sqe->cdw12 & PRINFO_PRCHK_REF)) {
+		req->err_loc = NVQ_ERR_LOC(cdw12);
+		return ST_INVALID_PI;
+	}
 	if (!scratch(&c->xdata, &c->xdata_len, dlen) ||
 	    !scratch(&c->xmd, &c->xmd_len, mlen))
 		return EMU_ST_GEN(NVQ_SC_INTERNAL);

@@ -1220,7 +1220,9 @@ int nvq_pi_generate(const struct nvq_ctrl *ctrl, uint32_t nsid, void *buf,
  *
  * Return: 0 when every block passes; the NVMe status a controller would
  * report (0x282 guard, 0x283 application tag, 0x284 reference tag) for
- * the first failing block; -EINVAL, -ENOENT, -ENOTSUP as
+ * the first failing block, or 0x181 (Invalid Protection Information) for
+ * NVQ_IO_PRCHK_REF on type 3, which has no reference tag to check
+ * (NVM Command Set 1.0, 5.2.1.4); -EINVAL, -ENOENT, -ENOTSUP as
  * nvq_pi_generate().
  */
 int nvq_pi_verify(const struct nvq_ctrl *ctrl, uint32_t nsid, const void *buf,

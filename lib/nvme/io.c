@@ -664,7 +664,7 @@ static int submit_io(struct nvq_queue *q, uint8_t opc, const struct nvq_io *io,
 	uint64_t iova, md_iova = 0;
 	const struct nvq_ns *ns;
 	struct nvq_cmd *lead, *cmd;
-	uint32_t per, n, done = 0;
+	uint32_t per, n, bb, done = 0;
 	size_t len, md_len = 0;
 	unsigned int flags;
 	int rc;
@@ -710,7 +710,16 @@ static int submit_io(struct nvq_queue *q, uint8_t opc, const struct nvq_io *io,
 			-EINVAL,
 			"namespace %u has %u bytes of separate metadata per block: give a metadata buffer (or PRACT with 8-byte PI metadata)",
 			io->nsid, ns->ms);
-	len = (size_t)io->nlb * ns->blk_bytes;
+	/*
+	 * Bytes per block in the data buffer. Extended LBAs carry the
+	 * metadata there, except PRACT on 8 bytes of it: the PI is all of
+	 * it, and the host transfers none (NVM Command Set 1.0, 5.2.1.2 and
+	 * 5.2.1.3; QEMU maps the data alone too).
+	 */
+	bb = ns->blk_bytes;
+	if (ns->ext && (flags & NVQ_IO_PRACT) && ns->ms == 8)
+		bb = 1u << ns->lbads;
+	len = (size_t)io->nlb * bb;
 	if (nvq_mem_iova(q->ctrl->mem, mem_cache(q), io->buf, len, &iova))
 		return nvq_err(
 			-EFAULT,
@@ -735,10 +744,8 @@ static int submit_io(struct nvq_queue *q, uint8_t opc, const struct nvq_io *io,
 	for (cmd = lead; cmd; cmd = cmd->next) {
 		uint32_t k = MIN(per, io->nlb - done);
 
-		rc = build_rw(q, cmd, opc, io->nsid,
-			      iova + (uint64_t)done * ns->blk_bytes,
-			      (size_t)k * ns->blk_bytes, io->slba + done, k,
-			      flags);
+		rc = build_rw(q, cmd, opc, io->nsid, iova + (uint64_t)done * bb,
+			      (size_t)k * bb, io->slba + done, k, flags);
 		if (rc) {
 			nvq_queue_put_cmds(q, lead);
 			return rc;

@@ -608,6 +608,9 @@ int nvq_pi_verify(const struct nvq_ctrl *ctrl, uint32_t nsid, const void *buf,
 	rc = pi_setup(ctrl, nsid, buf, md, &b);
 	if (rc)
 		return rc;
+	/* Type 3 has no reference tag to check: a controller refuses. */
+	if (b.ns->pi_type == 3 && (flags & NVQ_IO_PRCHK_REF))
+		return 0x181;
 	for (i = 0; i < nlb; i++) {
 		uint8_t *d = b.data + (size_t)i * b.stride;
 		uint8_t *m = b.md + (size_t)i * b.md_stride;
@@ -625,8 +628,7 @@ int nvq_pi_verify(const struct nvq_ctrl *ctrl, uint32_t nsid, const void *buf,
 		else if ((flags & NVQ_IO_PRCHK_APP) &&
 			 (at & appmask) != (apptag & appmask))
 			st = 0x283;
-		else if ((flags & NVQ_IO_PRCHK_REF) &&
-			 rt != (b.ns->pi_type == 3 ? reftag : reftag + i))
+		else if ((flags & NVQ_IO_PRCHK_REF) && rt != reftag + i)
 			st = 0x284;
 		if (st) {
 			if (bad)

@@ -15,6 +15,12 @@
 #                group busy, permissions and RLIMIT_MEMLOCK, non-root use
 #   fio          fio's verify jobs through the fio engine (fio/): two
 #                threads at 4 KiB (poll) and at 256 KiB over mdts=5 (wait)
+#   metadata     one controller, ten namespaces: ms=8/16 separate and
+#                extended, PI types 1-3, 16-byte PI first/last, extended
+#                PI, zoned (refused); nvq read/write round trips with
+#                PRACT and with PI computed on the host, the check errors
+#                (guard, application and reference tag) QEMU reports,
+#                nvq-perf and fio's verify on the type 1 namespace
 # Every controller offers shadow doorbells (QEMU's default) and the
 # guest program checks that nvq uses them.
 set -eu
@@ -178,6 +184,247 @@ fio_verify() {
 }
 nvq_run fio-4k fio_verify 4k 4096 --mode=poll
 nvq_run fio-256k fio_verify 256k 128 --mode=wait
+EOF
+	;;
+metadata)
+	# Metadata and end-to-end protection on QEMU's nvme-ns, whose checks
+	# are the reference for nvq's (and the emulator's). The data and the
+	# PI computed on the host (md-data.py, independently of nvq) come in
+	# through fw_cfg as a tar file.
+	if ! command -v python3 >/dev/null 2>&1; then
+		echo "FAIL: python3 is needed to compute the test's PI"
+		exit 1
+	fi
+	if [ ! -f "$GUEST_BIN/fio/libnvq_fio.so" ] ||
+		! command -v fio >/dev/null 2>&1; then
+		echo "FAIL: no fio or no fio engine in $GUEST_BIN (see the fio" \
+			"entry and $build/vfio-guest-build.log)"
+		exit 1
+	fi
+	mkdir "$tmp/md"
+	python3 "$src/scripts/qemu/md-data.py" "$tmp/md" ||
+		{ echo "FAIL: md-data.py"; exit 1; }
+	(cd "$tmp/md" && tar -cf "$tmp/md.tar" ./*.bin)
+	for n in 1 2 3 4 5 6 7 8 9 10; do
+		disk "m$n" 8M
+	done
+	# nsid 1 ms=8 separate, 2 ms=8 extended, 3 ms=16 separate, 4-6 ms=8
+	# PI types 1-3, 7 ms=16 type 1 PI first (pil=1), 8 ms=8 type 1
+	# extended, 9 zoned, 10 ms=16 type 1 PI last (pil=0).
+	ns() {
+		qemu_args="$qemu_args -device nvme-ns,bus=n0,nsid=$1,drive=m$1,$2"
+	}
+	qemu_args="$qemu_args -fw_cfg name=opt/nvq/data,file=$tmp/md.tar
+		-device nvme,serial=nvq-md,id=n0,addr=04.0"
+	ns 1 ms=8,mset=0
+	ns 2 ms=8,mset=1
+	ns 3 ms=16,mset=0
+	ns 4 ms=8,pi=1,pil=0
+	ns 5 ms=8,pi=2
+	ns 6 ms=8,pi=3
+	ns 7 ms=16,pi=1,pil=1
+	ns 8 ms=8,pi=1,mset=1
+	ns 9 zoned=true,zoned.zone_size=1M,zoned.zone_capacity=1M
+	ns 10 ms=16,pi=1,pil=0
+	cat >"$script" <<'EOF'
+nvq_load vfio-pci vfio_iommu_type1 || return 1
+nvq_bind vfio-pci 0000:00:04.0 || return 1
+D=/tmp/md
+mkdir -p $D &&
+	tar -xf /sys/firmware/qemu_fw_cfg/by_name/opt/nvq/data/raw -C $D ||
+	{ echo "guest: no test data in fw_cfg (opt/nvq/data)"; return 1; }
+U=vfio:0000:00:04.0
+R=/tmp/r.bin
+RM=/tmp/rm.bin
+# Eight blocks at LBA 16; application tag 1234h unless said otherwise.
+w() { nvq write $U -s 16 -c 8 "$@"; }
+r() { rm -f $R $RM; nvq read $U -s 16 -c 8 "$@"; }
+A="-a 0x1234 -m 0xffff"
+same() { cmp "$1" "$2" || { echo "guest: $1 is not $2"; return 1; }; }
+# fails WHAT CMD...: CMD exits 1 saying WHAT (an NVMe status).
+fails() {
+	want=$1
+	shift
+	out=$("$@" 2>&1)
+	frc=$?
+	echo "$out"
+	[ $frc = 1 ] || { echo "guest: exit status $frc, not 1: $*"; return 1; }
+	echo "$out" | grep -qF "$want" ||
+		{ echo "guest: no '$want' from: $*"; return 1; }
+}
+G="End-to-end Guard Check Error (NVMe status: SCT 0x2 SC 0x82"
+AT="End-to-end Application Tag Check Error (NVMe status: SCT 0x2 SC 0x83"
+RT="End-to-end Reference Tag Check Error (NVMe status: SCT 0x2 SC 0x84"
+IPI="Invalid Protection Information (NVMe status: SCT 0x1 SC 0x81"
+
+# fmt NSID MS EXTENDED DPS: id-ns shows the format QEMU was given.
+fmt() {
+	out=$(nvq id-ns $U -n "$1") || return 1
+	echo "$out" | grep -q "^lbaf .*: ms:$2 *lbads:9 .*(in use)" ||
+		{ echo "$out" | grep lbaf; echo "guest: ns $1: not ms:$2 lbads:9"; return 1; }
+	flbas=$(echo "$out" | sed -n 's/^flbas *: //p')
+	[ $((flbas >> 4 & 1)) = "$3" ] ||
+		{ echo "guest: ns $1: flbas $flbas, extended is not $3"; return 1; }
+	echo "$out" | grep -q "^dps *: $4\$" ||
+		{ echo "$out" | grep dps; echo "guest: ns $1: dps is not $4"; return 1; }
+	echo "guest: ns $1: ms $2, extended $3, dps $4"
+}
+formats() {
+	fmt 1 8 0 0 && fmt 2 8 1 0 && fmt 3 16 0 0 && fmt 4 8 0 0x1 &&
+		fmt 5 8 0 0x2 && fmt 6 8 0 0x3 && fmt 7 16 0 0x9 &&
+		fmt 8 8 1 0x1 && fmt 10 16 0 0x1
+}
+nvq_run id-ns formats
+
+# Metadata without PI, separate (-M) and extended (in -d).
+md_separate() {
+	w -n "$1" -d $D/data.bin -M "$2" -y "$3" &&
+		r -n "$1" -d $R -M $RM && same $R $D/data.bin && same $RM "$2"
+}
+md_extended() {
+	w -n 2 -d $D/ext8.bin && r -n 2 -d $R && same $R $D/ext8.bin
+}
+nvq_run ms8-separate md_separate 1 $D/md8.bin 64
+nvq_run ms8-extended md_extended
+nvq_run ms16-separate md_separate 3 $D/md16.bin 128
+
+# pi_pract NSID PI.bin CHECKS [OPTS]: a PRACT write (the device inserts
+# the PI) read back with CHECKS (-p bits 2:0), and the PI it made is the
+# one computed on the host; a PRACT read (the device checks and strips).
+pi_pract() {
+	n=$1
+	pi=$2
+	chk=$3
+	shift 3
+	w -n $n -d $D/data.bin -p 8 -a 0x1234 "$@" &&
+		r -n $n -d $R -M $RM -p $chk $A "$@" &&
+		same $R $D/data.bin && same $RM $pi &&
+		r -n $n -d $R -p $((chk | 8)) $A "$@" && same $R $D/data.bin
+}
+# pi_host NSID PI.bin CHECKS [OPTS]: the host's PI (no PRACT), checked by
+# the device on the write and on the read.
+pi_host() {
+	n=$1
+	pi=$2
+	chk=$3
+	shift 3
+	w -n $n -d $D/other.bin -p 8 "$@" &&
+		w -n $n -d $D/data.bin -M $pi -p $chk $A "$@" &&
+		r -n $n -d $R -M $RM -p $chk $A "$@" &&
+		same $R $D/data.bin && same $RM $pi
+}
+# Type 3 has no reference tag to check: guard and application tag.
+nvq_run pi1-pract pi_pract 4 $D/pi1.bin 7
+nvq_run pi1-host pi_host 4 $D/pi1.bin 7
+nvq_run pi2-pract pi_pract 5 $D/pi2.bin 7 -r 0x1000
+nvq_run pi2-host pi_host 5 $D/pi2.bin 7 -r 0x1000
+nvq_run pi3-pract pi_pract 6 $D/pi3.bin 6 -r 0xabcd0000
+nvq_run pi3-host pi_host 6 $D/pi3.bin 6 -r 0xabcd0000
+
+# Reference tags. Type 1: a checked ILBRT that is not the LBA is refused
+# (Invalid Protection Information); a stored tag that is not the LBA's
+# fails the check. Type 2: the tag the command expects. Type 3: none to
+# check, a reference tag check is refused whatever the tag (NVM Command
+# Set 1.0, 5.2.1.4), the other checks pass whatever the ILBRT.
+ref_tags() {
+	fails "$IPI" r -n 4 -d $R -p 9 -r 17 &&
+		w -n 4 -d $D/data.bin -p 8 -r 100 &&
+		fails "$RT" r -n 4 -d $R -p 9 &&
+		fails "$RT" r -n 5 -d $R -p 9 -r 0x2000 &&
+		r -n 5 -d $R -p 9 -r 0x1000 && same $R $D/data.bin &&
+		fails "$IPI" r -n 6 -d $R -p 9 -r 0xabcd0000 &&
+		r -n 6 -d $R -p 14 -r 7 $A && same $R $D/data.bin
+}
+nvq_run ref-tag ref_tags
+# Application tag: the bits of the mask are compared.
+app_tags() {
+	w -n 4 -d $D/data.bin -p 8 -a 0x1234 &&
+		fails "$AT" r -n 4 -d $R -p 10 -a 0x4321 -m 0xffff &&
+		fails "$AT" r -n 6 -d $R -p 10 -a 0x1235 -m 0x0001 &&
+		r -n 4 -d $R -p 10 -a 0x5634 -m 0x00ff && same $R $D/data.bin
+}
+nvq_run app-tag app_tags
+# Guard: PI computed over other data. The checked write is refused and
+# leaves the blocks as they were; an unchecked one stores it as given,
+# and a checked read fails.
+guards() {
+	w -n 4 -d $D/data.bin -p 8 -a 0x1234 &&
+		fails "$G" w -n 4 -d $D/data.bin -M $D/pi1-other.bin -p 4 &&
+		r -n 4 -d $R -p 15 $A && same $R $D/data.bin &&
+		w -n 4 -d $D/data.bin -M $D/pi1-other.bin -p 0 &&
+		fails "$G" r -n 4 -d $R -p 12 &&
+		r -n 4 -d $R -M $RM -p 0 && same $RM $D/pi1-other.bin
+}
+nvq_run guard guards
+
+# 16 bytes of metadata, PI first (pil=1) or last (pil=0: the guard
+# covers the 8 bytes before it too); PRACT keeps the other 8 bytes.
+pi16() {
+	n=$1
+	pi=$2
+	nopi=$3
+	w -n $n -d $D/data.bin -M $nopi -p 8 -a 0x1234 &&
+		r -n $n -d $R -M $RM -p 7 $A &&
+		same $R $D/data.bin && same $RM $pi &&
+		r -n $n -d $R -M $RM -p 15 $A && same $R $D/data.bin &&
+		w -n $n -d $D/other.bin -M $nopi -p 8 &&
+		w -n $n -d $D/data.bin -M $pi -p 7 $A &&
+		r -n $n -d $R -M $RM -p 7 $A && same $RM $pi
+}
+nvq_run ms16-pi-first pi16 7 $D/pi16f.bin $D/pi16f-nopi.bin
+nvq_run ms16-pi-last pi16 10 $D/pi16l.bin $D/pi16l-nopi.bin
+# Extended LBAs with PI: PRACT moves 512 bytes a block, else 520.
+pi_extended() {
+	w -n 8 -d $D/data.bin -p 8 -a 0x1234 &&
+		r -n 8 -d $R -p 7 $A && same $R $D/ext-pi1.bin &&
+		r -n 8 -d $R -p 15 $A && same $R $D/data.bin &&
+		w -n 8 -d $D/other.bin -p 8 &&
+		w -n 8 -d $D/ext-pi1.bin -p 7 $A &&
+		r -n 8 -d $R -p 7 $A && same $R $D/ext-pi1.bin
+}
+nvq_run pi1-extended pi_extended
+# The zoned namespace: refused with the library's reason.
+nvq_run zoned fails "namespace 9: it uses the Zoned command set (CSI 2)" \
+	r -n 9 -d $R
+
+# nvq-perf on the type 1 namespace (PRACT), verified; on the one with
+# plain metadata it refuses, saying why.
+perf_pi() {
+	out=$(nvq-perf -d $U/4 --rw randwrite --verify --bs 4k --qd 8 \
+		--size 1M 2>&1)
+	prc=$?
+	echo "$out" | grep -E "verify|nvq-perf:"
+	[ $prc = 0 ] || { echo "guest: nvq-perf exit status $prc"; return 1; }
+	echo "$out" | grep -q "verify *: 2048 blocks checked, 0 bad" ||
+		{ echo "guest: nvq-perf did not check 2048 blocks"; return 1; }
+	out=$(nvq-perf -d $U/1 --ios 10 2>&1)
+	prc=$?
+	echo "$out"
+	[ $prc != 0 ] && echo "$out" | grep -q "separate metadata" ||
+		{ echo "guest: nvq-perf ran on ns 1 (plain metadata)"; return 1; }
+}
+nvq_run perf-pi1 perf_pi
+
+# fio's verify on the type 1 namespace (the engine sets PRACT), then the
+# PI it left there, which the device checks (guard, reference tag).
+fio_pi() {
+	out=/tmp/fio-pi.out
+	fio --name=v --ioengine=external:/nvq/bin/libnvq_fio.so \
+		--filename=vfio.0000.00.04.0/4 --thread=1 --rw=randwrite \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --bs=4k \
+		--iodepth=16 --size=1M --output-format=terse \
+		--terse-version=3 >$out 2>&1
+	frc=$?
+	grep -v '^3;' $out
+	[ $frc = 0 ] || { echo "guest: fio exit status $frc"; return 1; }
+	! grep -q 'verify:' $out || { echo "guest: verify errors"; return 1; }
+	n=$(awk -F';' '/^3;/ && $5 == 0 && $6 == 1024 && $47 == 1024' $out |
+		wc -l)
+	[ "$n" = 1 ] || { echo "guest: fio did not write and read 1 MiB"; return 1; }
+	nvq read $U -n 4 -s 0 -c 2048 -d $R -p 13 &&
+		echo "guest: fio: 1 MiB verified, its PI checked by the device"
+}
+nvq_run fio-pi1 fio_pi
 EOF
 	;;
 *)

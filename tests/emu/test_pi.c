@@ -183,6 +183,8 @@ static void pi_format(const struct fmt *f)
 	struct bufs b, r;
 	uint32_t il = f->pi == 1 ? SLBA : 0x5000, i;
 	uint32_t lbat = 0xffff0000u | 0x1234;
+	/* Type 3 has no reference tag to check (5.2.1.4): refused below. */
+	const uint32_t all = f->pi == 3 ? CHK_GUARD | CHK_APP : CHK_ALL;
 	uint8_t *t;
 
 	open_fmt(f, &h, &q, &b);
@@ -194,8 +196,8 @@ static void pi_format(const struct fmt *f)
 	/* Unwritten: metadata all FFh, so every check passes. */
 	memset(r.d, 0x5a, r.dlen);
 	memset(r.m, 0x5a, 4096);
-	CHECK_ST_OK(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, CHK_ALL, il, lbat,
-		       true));
+	CHECK_ST_OK(
+		io(h, q, f, nvq_cmd_read, &r, SLBA, NB, all, il, lbat, true));
 	for (i = 0; i < NB; i++) {
 		uint8_t *md = blk_md(f, &r, i);
 		uint32_t j;
@@ -207,10 +209,10 @@ static void pi_format(const struct fmt *f)
 
 	/* Valid PI, every check: written and read back as written. */
 	fill(f, &b, NB, 0x11, 0x1234, il);
-	CHECK_ST_OK(io(h, q, f, nvq_cmd_write, &b, SLBA, NB, CHK_ALL, il, lbat,
-		       true));
-	CHECK_ST_OK(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, CHK_ALL, il, lbat,
-		       true));
+	CHECK_ST_OK(
+		io(h, q, f, nvq_cmd_write, &b, SLBA, NB, all, il, lbat, true));
+	CHECK_ST_OK(
+		io(h, q, f, nvq_cmd_read, &r, SLBA, NB, all, il, lbat, true));
 	for (i = 0; i < NB; i++) {
 		CHECK(!memcmp(blk_data(f, &r, i), blk_data(f, &b, i), f->ds));
 		CHECK(!memcmp(blk_md(f, &r, i), blk_md(f, &b, i), f->ms));
@@ -222,12 +224,11 @@ static void pi_format(const struct fmt *f)
 		    true),
 		 MEDIA, NVQ_SC_GUARD_CHECK);
 	/* ... unchecked without PRCHK guard: stored as it is. */
-	CHECK_ST_OK(io(h, q, f, nvq_cmd_write, &b, SLBA, NB, CHK_APP | CHK_REF,
+	CHECK_ST_OK(io(h, q, f, nvq_cmd_write, &b, SLBA, NB, all & ~CHK_GUARD,
 		       il, lbat, true));
-	CHECK_ST(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, CHK_ALL, il, lbat,
-		    true),
+	CHECK_ST(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, all, il, lbat, true),
 		 MEDIA, NVQ_SC_GUARD_CHECK);
-	CHECK_ST_OK(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, CHK_APP | CHK_REF,
+	CHECK_ST_OK(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, all & ~CHK_GUARD,
 		       il, lbat, true));
 	/* With the PI last in 16 bytes, the guard covers the 8 before. */
 	fill(f, &b, NB, 0x11, 0x1234, il);
@@ -245,33 +246,48 @@ static void pi_format(const struct fmt *f)
 
 	/* Application tag: compared under LBATM. */
 	fill(f, &b, NB, 0x11, 0x1234, il);
-	CHECK_ST_OK(io(h, q, f, nvq_cmd_write, &b, SLBA, NB, CHK_ALL, il, lbat,
-		       true));
+	CHECK_ST_OK(
+		io(h, q, f, nvq_cmd_write, &b, SLBA, NB, all, il, lbat, true));
 	CHECK_ST(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, CHK_APP, il,
 		    0xffff0000u | 0x1235, true),
 		 MEDIA, NVQ_SC_APPTAG_CHECK);
 	CHECK_ST_OK(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, CHK_APP, il,
 		       0xfffe0000u | 0x1235, true));
-	CHECK_ST(io(h, q, f, nvq_cmd_write, &b, SLBA, NB, CHK_ALL, il,
+	CHECK_ST(io(h, q, f, nvq_cmd_write, &b, SLBA, NB, all, il,
 		    0xffff0000u | 0x4321, true),
 		 MEDIA, NVQ_SC_APPTAG_CHECK);
+
+	/* Type 3: a reference tag check is refused, whatever the ILBRT. */
+	if (f->pi == 3) {
+		CHECK_ST(io(h, q, f, nvq_cmd_write, &b, SLBA, NB, CHK_REF, il,
+			    lbat, true),
+			 NVQ_SCT_CMD_SPECIFIC, NVQ_SC_INVALID_PI);
+		CHECK_ST(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, CHK_ALL, il,
+			    lbat, true),
+			 NVQ_SCT_CMD_SPECIFIC, NVQ_SC_INVALID_PI);
+		/* ... and the tag is not compared by the other checks. */
+		CHECK_ST_OK(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, all, il + 1,
+			       lbat, true));
+	}
 
 	/* Reference tag in the tuple wrong (block 3). */
 	t = tuple(f, blk_md(f, &b, 3));
 	t[7] ^= 0x10;
-	CHECK_ST(io(h, q, f, nvq_cmd_write, &b, SLBA, NB, CHK_REF, il, lbat,
-		    true),
-		 MEDIA, NVQ_SC_REFTAG_CHECK);
+	if (f->pi != 3)
+		CHECK_ST(io(h, q, f, nvq_cmd_write, &b, SLBA, NB, CHK_REF, il,
+			    lbat, true),
+			 MEDIA, NVQ_SC_REFTAG_CHECK);
 	/* Stored without the check; its guard no longer... still fine:
 	 * the guard does not cover the tuple. */
 	CHECK_ST_OK(io(h, q, f, nvq_cmd_write, &b, SLBA, NB, CHK_GUARD, il,
 		       lbat, true));
-	CHECK_ST(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, CHK_ALL, il, lbat,
-		    true),
-		 MEDIA, NVQ_SC_REFTAG_CHECK);
+	if (f->pi != 3)
+		CHECK_ST(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, all, il, lbat,
+			    true),
+			 MEDIA, NVQ_SC_REFTAG_CHECK);
 	fill(f, &b, NB, 0x11, 0x1234, il);
-	CHECK_ST_OK(io(h, q, f, nvq_cmd_write, &b, SLBA, NB, CHK_ALL, il, lbat,
-		       true));
+	CHECK_ST_OK(
+		io(h, q, f, nvq_cmd_write, &b, SLBA, NB, all, il, lbat, true));
 	/* Expected reference tag wrong: ILBRT off by one. */
 	if (f->pi == 1) {
 		/* Type 1: ILBRT must be the LBA's low 32 bits. */
@@ -284,7 +300,7 @@ static void pi_format(const struct fmt *f)
 		/* ... only when the reference tag is checked. */
 		CHECK_ST_OK(io(h, q, f, nvq_cmd_read, &r, SLBA, NB,
 			       CHK_GUARD | CHK_APP, il + 1, lbat, true));
-	} else {
+	} else if (f->pi == 2) {
 		CHECK_ST(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, CHK_REF,
 			    il + 1, lbat, true),
 			 MEDIA, NVQ_SC_REFTAG_CHECK);
@@ -293,7 +309,7 @@ static void pi_format(const struct fmt *f)
 	/* Escapes: application tag FFFFh (type 3: and ref FFFFFFFFh). */
 	fill(f, &b, NB, 0x22, 0xffff, f->pi == 3 ? 0xffffffffu : il);
 	blk_data(f, &b, 0)[0] ^= 0xff; /* bad guard, unchecked */
-	CHECK_ST_OK(io(h, q, f, nvq_cmd_write, &b, SLBA, NB, CHK_ALL,
+	CHECK_ST_OK(io(h, q, f, nvq_cmd_write, &b, SLBA, NB, all,
 		       f->pi == 3 ? 0x77 : il, lbat, true));
 	if (f->pi == 3) {
 		/* Application tag FFFFh alone does not disable type 3. */
@@ -308,10 +324,10 @@ static void pi_format(const struct fmt *f)
 	fill(f, &b, NB, 0x33, 0, 0);
 	for (i = 0; i < NB; i++)
 		memset(tuple(f, blk_md(f, &b, i)), 0x99, 8);
-	CHECK_ST_OK(io(h, q, f, nvq_cmd_write, &b, SLBA, NB, PRACT | CHK_ALL,
-		       il, lbat, f->ms > 8));
-	CHECK_ST_OK(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, CHK_ALL, il, lbat,
-		       true));
+	CHECK_ST_OK(io(h, q, f, nvq_cmd_write, &b, SLBA, NB, PRACT | all, il,
+		       lbat, f->ms > 8));
+	CHECK_ST_OK(
+		io(h, q, f, nvq_cmd_read, &r, SLBA, NB, all, il, lbat, true));
 	for (i = 0; i < NB; i++) {
 		uint8_t want[128];
 		uint8_t *d = f->ms == 8 && f->mset ?
@@ -356,7 +372,7 @@ static void pi_format(const struct fmt *f)
 		s.cdw14 = il;
 		s.cdw15 = lbat;
 		CHECK_ST_OK(h_cmd(h, q, &s, NULL));
-		CHECK_ST_OK(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, CHK_ALL, il,
+		CHECK_ST_OK(io(h, q, f, nvq_cmd_read, &r, SLBA, NB, all, il,
 			       lbat, true));
 		t = tuple(f, blk_md(f, &r, 2));
 		CHECK_EQ(t[0] | t[1], 0);

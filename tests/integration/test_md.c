@@ -4,7 +4,9 @@
  * emulator's ms=/mset=/pi=/pil= namespaces: nvq_ns_format(), data and
  * metadata round trips in both layouts, plain nvq_read()/nvq_write() with
  * PRACT, host-generated PI (PRACT=0) checked by the controller (SCT 2h SC
- * 82h/83h/84h on a bad guard, application or reference tag), MDTS splits
+ * 82h/83h/84h on a bad guard, application or reference tag; type 3
+ * refuses a reference tag check with 181h), extended LBAs with PI (PRACT
+ * moves the data alone), MDTS splits
  * advancing MPTR and the reference tag, and the refusals.
  */
 #include <errno.h>
@@ -40,6 +42,50 @@ static void test_extended(void)
 	CHECK_OK(nvq_write_sync(c, 1, w, 4, 8, NULL));
 	CHECK_OK(nvq_read_sync(c, 1, r, 4, 8, NULL));
 	CHECK_MEMEQ(w, r, len);
+	nvq_dma_free(c, w);
+	nvq_dma_free(c, r);
+	nvq_close(c);
+}
+
+/*
+ * Extended LBAs with 8 bytes of PI: with PRACT the data buffer holds the
+ * data alone (the controller inserts and strips the PI), without it data
+ * and PI of each block.
+ */
+static void test_extended_pi(void)
+{
+	struct nvq_ctrl *c =
+		open_or_die("emu:size=1M,lbads=9,ms=8,pi=1,mset=1", NULL);
+	uint8_t *w = nvq_dma_alloc(c, 8 * 512, -1);
+	uint8_t *r = nvq_dma_alloc(c, 8 * 520, -1);
+	struct nvq_io io;
+	uint32_t bad = 99, i;
+	uint16_t st = 0;
+
+	CHECK(w && r);
+	fill(w, 8 * 512, 4);
+	nvq_io_init(&io);
+	io.nsid = 1;
+	io.slba = 40;
+	io.nlb = 8;
+	io.buf = w;
+	io.flags = NVQ_IO_PRACT | NVQ_IO_PRCHK_ALL;
+	io.reftag = 40;
+	io.apptag = 0x55aa;
+	io.appmask = 0xffff;
+	CHECK_OK(nvq_write_io_sync(c, &io, &st));
+	io.buf = r;
+	io.flags = NVQ_IO_PRCHK_ALL;
+	CHECK_OK(nvq_read_io_sync(c, &io, &st));
+	for (i = 0; i < 8; i++)
+		CHECK_MEMEQ(w + i * 512, r + i * 520, 512);
+	CHECK_EQ(nvq_pi_verify(c, 1, r, NULL, 8, 40, 0x55aa, 0xffff,
+			       NVQ_IO_PRCHK_ALL, &bad),
+		 0);
+	memset(r, 0, 8 * 520);
+	io.flags = NVQ_IO_PRACT | NVQ_IO_PRCHK_ALL;
+	CHECK_OK(nvq_read_io_sync(c, &io, &st));
+	CHECK_MEMEQ(w, r, 8 * 512);
 	nvq_dma_free(c, w);
 	nvq_dma_free(c, r);
 	nvq_close(c);
@@ -99,6 +145,9 @@ static void test_pi(unsigned int pi, unsigned int ms, unsigned int pil,
 	uint8_t *w, *r, *wm, *rm;
 	uint16_t st = 0;
 	uint32_t bad = 99, nlb = 64;
+	/* Type 3 has no reference tag to check (refused below). */
+	unsigned int chk = pi == 3 ? NVQ_IO_PRCHK_GUARD | NVQ_IO_PRCHK_APP :
+				     NVQ_IO_PRCHK_ALL;
 	/* Type 1: the initial reference tag is the LBA's low 32 bits. */
 	uint32_t ref = pi == 1 ? 200 : 1000;
 
@@ -128,8 +177,8 @@ static void test_pi(unsigned int pi, unsigned int ms, unsigned int pil,
 	/* Host-generated PI, checked by the controller. */
 	fill(wm, nlb * ms, 5);
 	CHECK_OK(nvq_pi_generate(c, 1, w, wm, nlb, ref, 0x1234));
-	CHECK_EQ(nvq_pi_verify(c, 1, w, wm, nlb, ref, 0x1234, 0xffff,
-			       NVQ_IO_PRCHK_ALL, &bad),
+	CHECK_EQ(nvq_pi_verify(c, 1, w, wm, nlb, ref, 0x1234, 0xffff, chk,
+			       &bad),
 		 0);
 	nvq_io_init(&io);
 	io.nsid = 1;
@@ -140,15 +189,15 @@ static void test_pi(unsigned int pi, unsigned int ms, unsigned int pil,
 	io.reftag = ref;
 	io.apptag = 0x1234;
 	io.appmask = 0xffff;
-	io.flags = NVQ_IO_PRCHK_ALL;
+	io.flags = chk;
 	CHECK_OK(nvq_write_io_sync(c, &io, &st));
 	io.buf = r;
 	io.md = rm;
 	CHECK_OK(nvq_read_io_sync(c, &io, &st));
 	CHECK_MEMEQ(w, r, nlb * 512);
 	CHECK_MEMEQ(wm, rm, nlb * ms);
-	CHECK_EQ(nvq_pi_verify(c, 1, r, rm, nlb, ref, 0x1234, 0xffff,
-			       NVQ_IO_PRCHK_ALL, &bad),
+	CHECK_EQ(nvq_pi_verify(c, 1, r, rm, nlb, ref, 0x1234, 0xffff, chk,
+			       &bad),
 		 0);
 
 	/* Wrong expected tags on read: the controller says which. */
@@ -165,12 +214,22 @@ static void test_pi(unsigned int pi, unsigned int ms, unsigned int pil,
 		io.reftag = ref + 1;
 		CHECK_EQ(nvq_read_io_sync(c, &io, &st), -EIO);
 		CHECK_EQ(st & 0x7ff, 0x181);
+	} else {
+		/* Type 3: a reference tag check is refused, on the device
+		 * and by the host check alike (5.2.1.4). */
+		io.flags = NVQ_IO_PRCHK_ALL;
+		CHECK_EQ(nvq_read_io_sync(c, &io, &st), -EIO);
+		CHECK_EQ(st & 0x7ff, 0x181);
+		CHECK_EQ(nvq_pi_verify(c, 1, r, rm, nlb, ref, 0x1234, 0xffff,
+				       NVQ_IO_PRCHK_ALL, &bad),
+			 0x181);
+		io.flags = chk;
 	}
 	io.reftag = ref;
 	/* A corrupted guard, caught on write and by the host check. */
 	w[3 * 512 + 7] ^= 1;
-	CHECK_EQ(nvq_pi_verify(c, 1, w, wm, nlb, ref, 0x1234, 0xffff,
-			       NVQ_IO_PRCHK_ALL, &bad),
+	CHECK_EQ(nvq_pi_verify(c, 1, w, wm, nlb, ref, 0x1234, 0xffff, chk,
+			       &bad),
 		 0x282);
 	CHECK_EQ(bad, 3);
 	io.buf = w;
@@ -320,6 +379,7 @@ int main(void)
 	test_elbaf();
 	test_raw();
 	test_extended();
+	test_extended_pi();
 	test_separate();
 	test_pi(1, 8, 0, "");
 	test_pi(2, 8, 1, "");
