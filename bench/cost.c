@@ -121,6 +121,9 @@ static int harness(int argc, char **argv)
 	tgt.lba_size = info.lba_size;
 	tgt.bs = po.configs[0].bs;
 	tgt.nlb = (uint32_t)(tgt.bs / info.lba_size);
+	/* no metadata: the data buffer is bs, one LBA is lba_size */
+	tgt.blk = tgt.buf_blk = info.lba_size;
+	tgt.buf_bytes = tgt.bs;
 	tgt.region_blocks = info.nlba * info.lba_size / tgt.bs;
 	tgt.run_id = 1;
 	tgt.stamped = true;

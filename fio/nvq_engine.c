@@ -52,6 +52,7 @@
 
 #include "fio.h"
 #include "optgroup.h"
+#include "verify.h"
 
 #include <nvq/nvq.h>
 
@@ -93,6 +94,14 @@ struct nvq_fio_options {
 	char *admin_timeout;
 	unsigned int io_timeout_ms; /* 0: the library's default */
 	unsigned int admin_timeout_ms;
+	/* Metadata and PI: fio's io_uring_cmd options (fio 3.36) */
+	unsigned int md_per_io_size;
+	unsigned int pi_act;
+	char *pi_chk; /* as written; parsed into prchk, NULL: not given */
+	unsigned int apptag;
+	unsigned int apptag_mask;
+	unsigned int prchk; /* NVQ_IO_PRCHK_* */
+	bool prchk_set;
 };
 
 /* What belongs to a controller rather than to a job (see the top). */
@@ -129,6 +138,7 @@ struct jdev {
 	bool shared; /* another job submits on this queue too */
 	bool pending; /* commands placed with NVQ_IO_MORE, doorbell not rung */
 	bool registered; /* the job's I/O buffers are registered with it */
+	bool md_registered; /* ... and its metadata buffers */
 };
 
 /* One fio file: a namespace on one of the job's controllers. */
@@ -139,6 +149,20 @@ struct jfile {
 	uint64_t lba_mask;
 	uint64_t base_lba; /* where this file's region of the namespace starts */
 	uint64_t nlba; /* LBAs in the region */
+	/*
+	 * Metadata (fio's io_uring_cmd rules): @blk is the bytes of one LBA
+	 * in the data buffer, fio's block unit (lba_size + ms with an
+	 * extended format whose metadata is transferred); @md_blk the
+	 * separate metadata bytes per LBA, 0 for none.
+	 */
+	bool md_io; /* nvq_read_io() / nvq_write_io() */
+	bool host_pi; /* pi_act=0: the engine generates and checks the PI */
+	bool ext;
+	uint8_t pi_type;
+	uint32_t blk;
+	uint32_t md_blk;
+	uint32_t ms;
+	unsigned int io_flags; /* NVQ_IO_PRACT, NVQ_IO_PRCHK_* */
 };
 
 /* Where a request is (struct req.state, atomic). */
@@ -156,6 +180,11 @@ struct req {
 	int state; /* REQ_*, atomic */
 	int err; /* negative errno, 0 on success */
 	uint16_t status; /* NVMe status when err == -EIO */
+	void *md; /* md_per_io_size bytes of separate metadata, or NULL */
+	/* pi_act=0 reads: the PI to check when the read completes */
+	const struct jfile *pi_file;
+	uint64_t pi_slba;
+	uint32_t pi_nlb;
 	char msg[160]; /* why a request was refused, for ->errdetails() */
 };
 
@@ -194,6 +223,9 @@ struct job {
 	unsigned long long refused; /* requests failed at submission */
 
 	void *buf; /* td->orig_buffer, DMA memory of jdevs[0] */
+	void *md; /* the io_us' metadata buffers, DMA memory of jdevs[0] */
+	size_t md_len;
+	unsigned int md_stride, md_slots;
 	bool stuck; /* commands never completed: keep the memory alive */
 	struct req *reqs; /* all of them (next_all) */
 	struct job *next_stuck; /* on stuck_jobs until the controllers close */
@@ -980,9 +1012,40 @@ static enum fio_q_status refuse(struct thread_data *td, struct io_u *io_u,
 	return FIO_Q_COMPLETED;
 }
 
+/* The reference tag of an I/O at @slba: the LBA's for PI types 1 and 2,
+ * none for type 3, as fio sets them. */
+static uint32_t pi_reftag(const struct jfile *jf, uint64_t slba)
+{
+	return jf->pi_type && jf->pi_type != 3 ? (uint32_t)slba : 0;
+}
+
+/* A read or write of a namespace with metadata. */
+static int submit_md(struct jdev *jd, struct jfile *jf, struct io_u *io_u,
+		     struct req *r, uint64_t slba, uint32_t nlb)
+{
+	const struct nvq_fio_options *o = r->job->o;
+	struct nvq_io io;
+
+	nvq_io_init(&io);
+	io.nsid = jf->nsid;
+	io.slba = slba;
+	io.nlb = nlb;
+	io.buf = io_u->xfer_buf;
+	io.md = jf->md_blk ? r->md : NULL;
+	io.flags = jf->io_flags | NVQ_IO_MORE;
+	io.reftag = pi_reftag(jf, slba);
+	io.apptag = (uint16_t)o->apptag;
+	io.appmask = (uint16_t)o->apptag_mask;
+	if (io_u->ddir == DDIR_READ)
+		return nvq_read_io(jd->q, &io, io_done, r);
+	return nvq_write_io(jd->q, &io, io_done, r);
+}
+
 static int submit(struct jdev *jd, struct jfile *jf, struct io_u *io_u,
 		  struct req *r, uint64_t slba, uint32_t nlb)
 {
+	if (unlikely(jf->md_io) && ddir_rw(io_u->ddir))
+		return submit_md(jd, jf, io_u, r, slba, nlb);
 	switch (io_u->ddir) {
 	case DDIR_READ:
 		return nvq_read(jd->q, jf->nsid, io_u->xfer_buf, slba, nlb,
@@ -999,6 +1062,44 @@ static int submit(struct jdev *jd, struct jfile *jf, struct io_u *io_u,
 	}
 }
 
+/*
+ * A read or write of a namespace with metadata, before its submission:
+ * the metadata buffer must hold it; pi_act=0 writes get the PI the host
+ * computes (fio does it in its prep), reads are marked for the check of
+ * theirs in ->event(). 0 or a negative errno with r->msg set.
+ */
+static int prep_md(struct job *j, const struct jfile *jf, struct io_u *io_u,
+		   struct req *r, uint64_t slba, uint32_t nlb, char *why,
+		   size_t len)
+{
+	const struct nvq_fio_options *o = j->o;
+	uint64_t need = (uint64_t)nlb * jf->md_blk;
+	int rc;
+
+	if (need > o->md_per_io_size || (need && !r->md)) {
+		snprintf(why, len,
+			 "%s of %u blocks needs %llu bytes of metadata: "
+			 "md_per_io_size=%u",
+			 io_ddir_name(io_u->ddir), nlb,
+			 (unsigned long long)need, o->md_per_io_size);
+		return -EINVAL;
+	}
+	if (!jf->host_pi)
+		return 0;
+	if (io_u->ddir == DDIR_READ) {
+		r->pi_file = jf;
+		r->pi_slba = slba;
+		r->pi_nlb = nlb;
+		return 0;
+	}
+	rc = nvq_pi_generate(jf->jd->dev->ctrl, jf->nsid, io_u->xfer_buf,
+			     jf->md_blk ? r->md : NULL, nlb,
+			     pi_reftag(jf, slba), (uint16_t)o->apptag);
+	if (rc)
+		snprintf(why, len, "generating the PI: %s", nvq_errmsg());
+	return rc;
+}
+
 static enum fio_q_status fio_nvq_queue(struct thread_data *td,
 				       struct io_u *io_u)
 {
@@ -1011,33 +1112,44 @@ static enum fio_q_status fio_nvq_queue(struct thread_data *td,
 	int rc;
 
 	r->msg[0] = '\0';
+	r->pi_file = NULL;
 	if (likely(ddir_rw(io_u->ddir) || io_u->ddir == DDIR_TRIM)) {
-		if (unlikely(((io_u->offset | io_u->xfer_buflen) &
-			      jf->lba_mask) ||
-			     !io_u->xfer_buflen))
-			return refuse(
-				td, io_u, EINVAL,
-				"%s %llu bytes at %llu: not a "
-				"multiple of the %u-byte LBA of namespace "
-				"%u",
-				io_ddir_name(io_u->ddir), io_u->xfer_buflen,
-				io_u->offset, 1u << jf->lba_shift, jf->nsid);
-		slba = io_u->offset >> jf->lba_shift;
-		nlb = io_u->xfer_buflen >> jf->lba_shift;
+		if (unlikely(jf->md_io)) {
+			/* extended LBAs: not a power of two */
+			if (io_u->offset % jf->blk ||
+			    io_u->xfer_buflen % jf->blk || !io_u->xfer_buflen)
+				goto misaligned;
+			slba = io_u->offset / jf->blk;
+			nlb = io_u->xfer_buflen / jf->blk;
+		} else {
+			if (unlikely(((io_u->offset | io_u->xfer_buflen) &
+				      jf->lba_mask) ||
+				     !io_u->xfer_buflen))
+				goto misaligned;
+			slba = io_u->offset >> jf->lba_shift;
+			nlb = io_u->xfer_buflen >> jf->lba_shift;
+		}
 		if (unlikely(slba >= jf->nlba || nlb > jf->nlba - slba))
 			return refuse(td, io_u, EINVAL,
 				      "%s %llu bytes at %llu: past the end "
 				      "of the file's %llu bytes",
 				      io_ddir_name(io_u->ddir),
 				      io_u->xfer_buflen, io_u->offset,
-				      (unsigned long long)jf->nlba
-					      << jf->lba_shift);
+				      (unsigned long long)(jf->nlba * jf->blk));
 		slba += jf->base_lba;
 		if (unlikely(nlb > UINT32_MAX))
 			return refuse(td, io_u, EINVAL,
 				      "%s of %llu bytes is too large",
 				      io_ddir_name(io_u->ddir),
 				      io_u->xfer_buflen);
+		if (unlikely(jf->md_io) && ddir_rw(io_u->ddir)) {
+			char why[160];
+
+			rc = prep_md(j, jf, io_u, r, slba, (uint32_t)nlb, why,
+				     sizeof(why));
+			if (rc)
+				return refuse(td, io_u, -rc, "%s", why);
+		}
 	} else if (unlikely(!ddir_sync(io_u->ddir))) {
 		return refuse(td, io_u, EINVAL, "cannot do %s",
 			      io_ddir_name(io_u->ddir));
@@ -1074,6 +1186,14 @@ static enum fio_q_status fio_nvq_queue(struct thread_data *td,
 	j->submitted++;
 	j->queued[j->nr_queued++] = io_u;
 	return FIO_Q_QUEUED;
+
+misaligned:
+	return refuse(td, io_u, EINVAL,
+		      "%s %llu bytes at %llu: not a multiple of the %u-byte "
+		      "LBA%s of namespace %u",
+		      io_ddir_name(io_u->ddir), io_u->xfer_buflen, io_u->offset,
+		      jf->blk, jf->ext && jf->md_io ? " with metadata" : "",
+		      jf->nsid);
 }
 
 /*
@@ -1188,11 +1308,45 @@ static int fio_nvq_getevents(struct thread_data *td, unsigned int min,
 	return (int)j->returned;
 }
 
+/*
+ * pi_act=0: check the PI a read returned, for the pi_chk fields, as fio's
+ * io_uring_cmd engine does; a mismatch fails the io_u (EIO, the status a
+ * controller would report).
+ */
+static void check_pi(struct job *j, struct req *r)
+{
+	const struct jfile *jf = r->pi_file;
+	const struct nvq_fio_options *o = j->o;
+	uint32_t bad = 0;
+	int st;
+
+	r->pi_file = NULL;
+	st = nvq_pi_verify(jf->jd->dev->ctrl, jf->nsid, r->io_u->xfer_buf,
+			   jf->md_blk ? r->md : NULL, r->pi_nlb,
+			   pi_reftag(jf, r->pi_slba), (uint16_t)o->apptag,
+			   (uint16_t)o->apptag_mask,
+			   jf->io_flags & NVQ_IO_PRCHK_ALL, &bad);
+	if (!st)
+		return;
+	r->err = st > 0 ? -EIO : st;
+	r->status = st > 0 ? (uint16_t)st : 0;
+	if (st > 0)
+		snprintf(r->msg, sizeof(r->msg),
+			 "host PI check: LBA %llu: NVMe status %#x: %s",
+			 (unsigned long long)(r->pi_slba + bad), st,
+			 nvq_status_str((uint16_t)st));
+	else
+		snprintf(r->msg, sizeof(r->msg), "host PI check: %s",
+			 nvq_errmsg());
+}
+
 static struct io_u *fio_nvq_event(struct thread_data *td, int event)
 {
 	struct job *j = td->io_ops_data;
 	struct req *r = j->ring[(j->head + (unsigned int)event) & j->mask];
 
+	if (unlikely(r->pi_file) && !r->err)
+		check_pi(j, r);
 	r->io_u->error = -r->err;
 	r->io_u->resid = r->err ? r->io_u->xfer_buflen : 0;
 	return r->io_u;
@@ -1244,6 +1398,15 @@ static void job_free(struct job *j)
 
 	if (!j)
 		return;
+	/* a device still holding commands may write it: until the close */
+	if (j->md && !j->stuck) {
+		for (i = 1; i < j->nr_jdevs; i++)
+			if (j->jdevs[i].md_registered)
+				nvq_dma_unregister(j->jdevs[i].dev->ctrl,
+						   j->md);
+		nvq_dma_free(j->jdevs[0].dev->ctrl, j->md);
+		j->md = NULL;
+	}
 	for (i = 0; i < j->nr_jdevs; i++) {
 		dev_release_queue(j->jdevs[i].dev, j->jdevs[i].qidx);
 		if (!dev_put(j->jdevs[i].dev, j->td->o.use_thread))
@@ -1338,6 +1501,79 @@ static int file_region(struct thread_data *td, const struct fio_file *f,
  * The region of namespace @info that file @f of @td owns: @*base and
  * @*nlba in LBAs. -EINVAL when the namespace is too small to split.
  */
+/*
+ * The metadata format of namespace @nsid and how the job drives it, fio's
+ * io_uring_cmd rules: with pi_act=1 and 8 bytes of metadata (all PI) no
+ * metadata is transferred; an extended format otherwise counts blocks of
+ * data and metadata. Fills the metadata part of @jf.
+ */
+static int md_format(struct thread_data *td, struct nvq_ctrl *ctrl,
+		     const char *uri, uint32_t nsid, uint32_t lba_size,
+		     bool say, struct jfile *jf)
+{
+	const struct nvq_fio_options *o = td->eo;
+	struct nvq_ns_format fmt;
+	bool xfer_md;
+
+	jf->md_io = jf->host_pi = jf->ext = false;
+	jf->pi_type = 0;
+	jf->md_blk = jf->ms = 0;
+	jf->io_flags = 0;
+	jf->blk = lba_size;
+	if (nvq_ns_format(ctrl, nsid, &fmt)) {
+		log_err("nvq: %s: %s\n", uri, nvq_errmsg());
+		return -EINVAL;
+	}
+	if (say && !fmt.pi_type && o->prchk_set && o->prchk)
+		log_info("nvq: %s: namespace %u of %s has no protection "
+			 "information: pi_chk does nothing\n",
+			 td->o.name, nsid, uri);
+	if (!fmt.ms)
+		return 0;
+	jf->md_io = true;
+	jf->ms = fmt.ms;
+	jf->ext = fmt.extended;
+	jf->pi_type = fmt.pi_type;
+	if (fmt.pi_type) {
+		jf->host_pi = !o->pi_act;
+		jf->io_flags =
+			(o->pi_act ? NVQ_IO_PRACT : 0) |
+			(o->prchk_set ?
+				 o->prchk :
+				 NVQ_IO_PRCHK_GUARD |
+					 (fmt.pi_type != 3 ? NVQ_IO_PRCHK_REF :
+							     0));
+	}
+	xfer_md = !(fmt.pi_type && o->pi_act && fmt.ms == fmt.pi_size);
+	if (fmt.extended && xfer_md)
+		jf->blk = lba_size + fmt.ms;
+	else if (xfer_md)
+		jf->md_blk = fmt.ms;
+	if (fmt.extended && !xfer_md) {
+		/*
+		 * nvq splits an extended transfer at lba_size + ms bytes per
+		 * block, which PRACT with 8 bytes of PI does not move: keep
+		 * every I/O to one command.
+		 */
+		uint64_t most = nvq_ctrl_max_transfer(ctrl) /
+				(lba_size + fmt.ms) * lba_size;
+		int d;
+
+		for (d = 0; d < DDIR_RWDIR_CNT; d++) {
+			if (d == DDIR_TRIM || td->o.max_bs[d] <= most)
+				continue;
+			log_err("nvq: %s: namespace %u of %s has extended LBAs "
+				"with 8 bytes of PI that pi_act=1 strips; nvq "
+				"cannot split such an I/O: bs at most %llu, or "
+				"pi_act=0\n",
+				td->o.name, nsid, uri,
+				(unsigned long long)most);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int region_of(struct thread_data *td, const struct fio_file *f,
 		     const char *uri, const struct nvq_ns_info *info, bool say,
 		     uint64_t *base, uint64_t *nlba)
@@ -1376,6 +1612,99 @@ static unsigned int pow2_at_least(unsigned int n)
 	return p;
 }
 
+/*
+ * pi_chk=GUARD,REFTAG,APPTAG (any of them, comma separated, any case) or
+ * none into o->prchk; -EINVAL for anything else.
+ */
+static int parse_pi_chk(struct nvq_fio_options *o)
+{
+	static const char *const names[] = { "GUARD", "REFTAG", "APPTAG" };
+	static const unsigned int flags[] = { NVQ_IO_PRCHK_GUARD,
+					      NVQ_IO_PRCHK_REF,
+					      NVQ_IO_PRCHK_APP };
+	const char *p = o->pi_chk;
+	unsigned int i;
+
+	o->prchk = 0;
+	o->prchk_set = p != NULL;
+	if (!p || !strcasecmp(p, "none"))
+		return 0;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		for (i = 0; i < 3; i++)
+			if (strlen(names[i]) == len &&
+			    !strncasecmp(p, names[i], len))
+				break;
+		if (i == 3)
+			return -EINVAL;
+		o->prchk |= flags[i];
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+static bool job_does(struct thread_data *td, int ddir);
+
+/*
+ * Separate metadata buffers: md_per_io_size bytes per io_u (fio's
+ * io_uring_cmd engine), DMA memory of the first controller, registered
+ * with the others; before fio's io_u_init(), which hands them out. Also
+ * the check fio makes: enough for the largest block size.
+ */
+static int md_alloc(struct thread_data *td, struct job *j, unsigned int depth)
+{
+	struct nvq_fio_options *o = j->o;
+	unsigned int i;
+	int ddir;
+
+	for (i = 0; i < j->nr_jfiles; i++) {
+		const struct jfile *jf = &j->jfiles[i];
+
+		for (ddir = 0; ddir < DDIR_RWDIR_CNT; ddir++) {
+			unsigned long long need;
+
+			if (ddir == DDIR_TRIM || !jf->md_blk ||
+			    !job_does(td, ddir))
+				continue;
+			need = (td->o.max_bs[ddir] >> jf->lba_shift) *
+			       jf->md_blk;
+			if (o->md_per_io_size < need) {
+				log_err("nvq: %s: namespace %u has %u bytes "
+					"of separate metadata per block: "
+					"md_per_io_size should be at least "
+					"%llu bytes (bs=%llu)\n",
+					td->o.name, jf->nsid, jf->md_blk, need,
+					td->o.max_bs[ddir]);
+				return -EINVAL;
+			}
+		}
+	}
+	if (!o->md_per_io_size)
+		return 0;
+	j->md_stride = (o->md_per_io_size + 63) & ~63u;
+	j->md_slots = depth;
+	j->md_len = (size_t)j->md_stride * depth;
+	j->md = nvq_dma_alloc(j->jdevs[0].dev->ctrl, j->md_len, -1);
+	if (!j->md) {
+		log_err("nvq: %s: cannot allocate %zu bytes of DMA memory for "
+			"md_per_io_size=%u: %s\n",
+			td->o.name, j->md_len, o->md_per_io_size, nvq_errmsg());
+		return -ENOMEM;
+	}
+	for (i = 1; i < j->nr_jdevs; i++) {
+		if (nvq_dma_register(j->jdevs[i].dev->ctrl, j->md, j->md_len)) {
+			log_err("nvq: %s: cannot register the metadata "
+				"buffers with %s: %s\n",
+				td->o.name, j->jdevs[i].dev->uri, nvq_errmsg());
+			return -EINVAL;
+		}
+		j->jdevs[i].md_registered = true;
+	}
+	return 0;
+}
+
 static int fio_nvq_init(struct thread_data *td)
 {
 	struct nvq_fio_options *o = td->eo;
@@ -1386,6 +1715,19 @@ static int fio_nvq_init(struct thread_data *td)
 	unsigned int i;
 	int rc;
 
+	if (parse_pi_chk(o)) {
+		log_err("nvq: %s: pi_chk=%s: expected GUARD, REFTAG, APPTAG "
+			"separated by commas, or none\n",
+			td->o.name, o->pi_chk);
+		td_verror(td, EINVAL, "nvq init");
+		return 1;
+	}
+	if (o->apptag > 0xffff || o->apptag_mask > 0xffff) {
+		log_err("nvq: %s: apptag=%#x, apptag_mask=%#x: 16 bits each\n",
+			td->o.name, o->apptag, o->apptag_mask);
+		td_verror(td, EINVAL, "nvq init");
+		return 1;
+	}
 	if (!td->o.use_thread && td->o.numjobs > 1)
 		log_info("nvq: %s: without thread=1 every job process opens "
 			 "its own controller; use thread=1 to share one\n",
@@ -1431,11 +1773,16 @@ static int fio_nvq_init(struct thread_data *td)
 		jf->nsid = info.nsid;
 		jf->lba_shift = (unsigned int)__builtin_ctz(info.lba_size);
 		jf->lba_mask = info.lba_size - 1;
+		if (md_format(td, jf->jd->dev->ctrl, uri, info.nsid,
+			      info.lba_size, true, jf))
+			goto fail;
 		if (region_of(td, f, uri, &info, true, &jf->base_lba,
 			      &jf->nlba))
 			goto fail;
 		FILE_SET_ENG_DATA(f, jf);
 	}
+	if (md_alloc(td, j, depth))
+		goto fail;
 	j->owner_only = true;
 	for (i = 0; i < j->nr_jdevs; i++)
 		j->owner_only &= j->jdevs[i].dev->exclusive;
@@ -1606,6 +1953,7 @@ static int check_peers(struct thread_data *td, const char *uri)
 static int fio_nvq_get_file_size(struct thread_data *td, struct fio_file *f)
 {
 	struct jfile *jf = td->io_ops_data ? FILE_ENG_DATA(f) : NULL;
+	struct jfile tmp = { 0 };
 	struct nvq_ns_info info;
 	uint64_t base, nlba;
 	uint32_t uri_nsid;
@@ -1614,7 +1962,7 @@ static int fio_nvq_get_file_size(struct thread_data *td, struct fio_file *f)
 	int rc;
 
 	if (jf) {
-		f->real_file_size = jf->nlba << jf->lba_shift;
+		f->real_file_size = jf->nlba * jf->blk;
 		goto known;
 	}
 	rc = file_uri(td->eo, f, uri, sizeof(uri), &uri_nsid);
@@ -1632,13 +1980,22 @@ static int fio_nvq_get_file_size(struct thread_data *td, struct fio_file *f)
 		goto fail;
 	}
 	rc = pick_ns(td, d->ctrl, uri, uri_nsid, &info);
+	if (!rc) {
+		struct nvq_fio_options *o = td->eo;
+
+		/* fio parses pi_chk in init(), after this question */
+		rc = parse_pi_chk(o) ? 0 :
+				       md_format(td, d->ctrl, uri, info.nsid,
+						 info.lba_size, false, &tmp);
+	}
 	dev_put(d, td->o.use_thread);
 	if (rc)
 		goto fail;
 	rc = region_of(td, f, uri, &info, false, &base, &nlba);
 	if (rc)
 		goto fail;
-	f->real_file_size = nlba * info.lba_size;
+	/* extended LBAs: fio counts data and metadata */
+	f->real_file_size = nlba * tmp.blk;
 known:
 	f->filetype = FIO_TYPE_BLOCK;
 	fio_file_set_size_known(f);
@@ -1672,8 +2029,8 @@ static int fio_nvq_open_file(struct thread_data *td, struct fio_file *f)
 			f->file_name);
 		goto fail;
 	}
-	lba = 1ull << jf->lba_shift;
-	size = jf->nlba << jf->lba_shift;
+	lba = jf->blk;
+	size = jf->nlba * jf->blk;
 	if (f->file_offset > size || f->io_size > size - f->file_offset) {
 		log_err("nvq: %s: offset %llu + size %llu exceed the %llu "
 			"bytes of namespace %u of %s this file has\n",
@@ -1685,17 +2042,30 @@ static int fio_nvq_open_file(struct thread_data *td, struct fio_file *f)
 	for (ddir = 0; ddir < DDIR_RWDIR_CNT; ddir++) {
 		if (!job_does(td, ddir))
 			continue;
-		if ((td->o.min_bs[ddir] | td->o.max_bs[ddir]) & (lba - 1)) {
+		if (td->o.min_bs[ddir] % lba || td->o.max_bs[ddir] % lba) {
 			log_err("nvq: %s: %s block sizes %llu..%llu are not "
-				"multiples of the %llu-byte LBA of namespace "
-				"%u\n",
+				"multiples of the %llu-byte LBA%s of "
+				"namespace %u\n",
 				td->o.name, io_ddir_name(ddir),
 				td->o.min_bs[ddir], td->o.max_bs[ddir], lba,
+				lba != 1ull << jf->lba_shift ?
+					" with metadata (LBA data size + "
+					"metadata size: extended LBAs)" :
+					"",
 				jf->nsid);
 			goto fail;
 		}
 	}
-	if ((f->file_offset | td->o.start_offset_align) & (lba - 1)) {
+	/* fio's rule: verify blocks would overwrite PI in the data buffer */
+	if (jf->ext && jf->pi_type && lba != 1ull << jf->lba_shift &&
+	    td->o.verify != VERIFY_NONE) {
+		log_err("nvq: %s: namespace %u has extended LBAs with the PI "
+			"in the data buffer: verify cannot be used with it "
+			"(as in fio's io_uring_cmd)\n",
+			td->o.name, jf->nsid);
+		goto fail;
+	}
+	if (f->file_offset % lba || td->o.start_offset_align % lba) {
 		log_err("nvq: %s: offset %llu is not a multiple of the "
 			"%llu-byte LBA\n",
 			td->o.name, (unsigned long long)f->file_offset, lba);
@@ -1727,6 +2097,8 @@ static int fio_nvq_io_u_init(struct thread_data *td, struct io_u *io_u)
 		return 1;
 	r->job = j;
 	r->io_u = io_u;
+	if (j && j->md && io_u->index < j->md_slots)
+		r->md = (char *)j->md + (size_t)j->md_stride * io_u->index;
 	io_u->engine_data = r;
 	/* the job frees it: a device that stopped answering may still
 	 * complete it after fio freed the io_u */
@@ -2017,6 +2389,60 @@ static struct fio_option options[] = {
 			"driver resets the controller; 0: the library's "
 			"default, " STR(NVQ_ADMIN_TIMEOUT_MS_DEFAULT),
 		.def = "0",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "md_per_io_size",
+		.lname = "nvq metadata bytes per I/O",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct nvq_fio_options, md_per_io_size),
+		.def = "0",
+		.help = "Bytes of the separate metadata buffer of each I/O "
+			"(at least bs / LBA size x metadata size; default 0)",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "pi_act",
+		.lname = "nvq PRACT",
+		.type = FIO_OPT_BOOL,
+		.off1 = offsetof(struct nvq_fio_options, pi_act),
+		.def = "1",
+		.help = "Protection Information Action bit: 1 the controller "
+			"inserts/strips the PI, 0 the engine generates and "
+			"checks it",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "pi_chk",
+		.lname = "nvq PRCHK fields",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct nvq_fio_options, pi_chk),
+		.help = "PI fields checked: GUARD,REFTAG,APPTAG or none "
+			"(default GUARD,REFTAG; GUARD for type 3)",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "apptag",
+		.lname = "nvq PI application tag",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct nvq_fio_options, apptag),
+		.def = "0x1234",
+		.help = "PI application tag written and checked (default "
+			"0x1234)",
+		.category = FIO_OPT_C_ENGINE,
+		.group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "apptag_mask",
+		.lname = "nvq PI application tag mask",
+		.type = FIO_OPT_INT,
+		.off1 = offsetof(struct nvq_fio_options, apptag_mask),
+		.def = "0xffff",
+		.help = "Bits of apptag the checks compare (default 0xffff)",
 		.category = FIO_OPT_C_ENGINE,
 		.group = FIO_OPT_G_INVALID,
 	},

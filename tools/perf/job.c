@@ -146,6 +146,13 @@ static void sleep_until(uint64_t until)
 	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }
 
+/* The reference tag of an I/O at @slba: the LBA's for PI types 1 and 2
+ * (type 1 requires it), none for type 3, as fio sets them. */
+static inline uint32_t lane_reftag(const struct perf_target *t, uint64_t slba)
+{
+	return t->pi_type && t->pi_type != 3 ? (uint32_t)slba : 0;
+}
+
 /*
  * Choose lane @l's next I/O, to be submitted no earlier than @now (its
  * think time included) nor the job's next rate slot; that time goes into
@@ -199,9 +206,18 @@ static bool lane_next_full(struct perf_job *j, struct perf_lane *l,
 			       atomic_fetch_add_explicit(&j->wseq, 1,
 							 memory_order_relaxed);
 
-		perf_verify_fill(l->buf, t->lba_size, t->nlb, l->slba, seq,
+		perf_verify_fill(l->buf, t->blk, t->nlb, l->slba, seq,
 				 t->run_id);
 	}
+	/*
+	 * --pi-act 0: the PI of what is written, computed here as fio does
+	 * in its prep, before the submission's clock starts. It fails only
+	 * for a namespace nvq no longer drives: the submission reports it.
+	 */
+	if (write && t->host_pi)
+		l->err = nvq_pi_generate(t->ctrl, t->nsid, l->buf, l->md,
+					 t->nlb, lane_reftag(t, l->slba),
+					 t->apptag);
 	return true;
 }
 
@@ -313,7 +329,7 @@ static void verify_read(const struct perf_job *j, const struct perf_lane *l,
 	struct perf_vfail f;
 	unsigned int bad;
 
-	bad = perf_verify_check(l->buf, t->lba_size, t->nlb, l->slba,
+	bad = perf_verify_check(l->buf, t->blk, t->nlb, l->slba,
 				j->sh->phase->check_run_id, &f);
 	ctx->verify_blocks += t->nlb;
 	if (bad) {
@@ -321,6 +337,33 @@ static void verify_read(const struct perf_job *j, const struct perf_lane *l,
 		if (ctx->nr_vfail < PERF_MAX_VFAIL)
 			ctx->vfail[ctx->nr_vfail++] = f;
 	}
+}
+
+/*
+ * --pi-verify: check the PI lane @l read as the controller does, for the
+ * --pi-chk fields. A mismatch is an I/O error of the run (it stops).
+ */
+static bool pi_check_read(struct perf_job *j, const struct perf_lane *l,
+			  struct perf_job_ctx *ctx)
+{
+	const struct perf_target *t = j->sh->tgt;
+	char why[160];
+	uint32_t bad = 0;
+	int st;
+
+	st = nvq_pi_verify(t->ctrl, t->nsid, l->buf, l->md, t->nlb,
+			   lane_reftag(t, l->slba), t->apptag, t->appmask,
+			   t->io_flags & NVQ_IO_PRCHK_ALL, &bad);
+	if (!st)
+		return true;
+	if (st > 0)
+		snprintf(why, sizeof(why), "block %u (LBA %llu): %s", bad,
+			 (unsigned long long)(l->slba + bad),
+			 nvq_status_str((uint16_t)st));
+	else
+		snprintf(why, sizeof(why), "%s", nvq_errmsg());
+	record_error(j, ctx, "host PI check of a", l, st > 0 ? -EIO : st, why);
+	return false;
 }
 
 /*
@@ -361,6 +404,9 @@ static bool finish_io(struct perf_job *j, struct perf_lane *l,
 		if (end > ctx->last_done)
 			ctx->last_done = end;
 	}
+	if (__builtin_expect(j->sh->tgt->pi_verify, 0) && !l->write &&
+	    !pi_check_read(j, l, ctx))
+		return false;
 	if (__builtin_expect(ph->verify_check, 0) && !l->write)
 		verify_read(j, l, ctx);
 	return lane_next(j, l, end + ph->think_ns);
@@ -407,6 +453,33 @@ static void note_reaped(struct perf_job *j, unsigned int n)
 }
 
 /*
+ * lane_submit() on a namespace with metadata: the lane's metadata buffer
+ * and the protection fields of the run (docs/perf.md).
+ */
+static int __attribute__((noinline))
+lane_submit_md(struct perf_job *j, struct perf_lane *l, unsigned int flags)
+{
+	const struct perf_target *t = j->sh->tgt;
+	struct nvq_io io;
+
+	if (l->err) /* lane_next_full() could not generate the PI */
+		return l->err;
+	nvq_io_init(&io);
+	io.nsid = t->nsid;
+	io.slba = l->slba;
+	io.nlb = t->nlb;
+	io.buf = l->buf;
+	io.md = l->md;
+	io.flags = t->io_flags | flags;
+	io.reftag = lane_reftag(t, l->slba);
+	io.apptag = t->apptag;
+	io.appmask = t->appmask;
+	if (l->write)
+		return nvq_write_io(j->q, &io, j->cb, l);
+	return nvq_read_io(j->q, &io, j->cb, l);
+}
+
+/*
  * Start lane @l's prepared I/O with @t0 as its start: 0, -EAGAIN, or
  * another negative errno. On success l->t1 is when the call returned.
  */
@@ -421,7 +494,9 @@ lane_submit(struct perf_job *j, struct perf_lane *l, unsigned int flags,
 		atomic_store_explicit(&l->parts, 2, memory_order_relaxed);
 	l->t0 = t0;
 	atomic_store_explicit(&l->inflight_since, t0, memory_order_relaxed);
-	if (l->write)
+	if (__builtin_expect(t->md_io, 0))
+		rc = lane_submit_md(j, l, flags);
+	else if (l->write)
 		rc = nvq_write(j->q, t->nsid, l->buf, l->slba, t->nlb, flags,
 			       j->cb, l);
 	else
@@ -1053,7 +1128,7 @@ static void phase_view(struct perf_job *j)
 
 	j->plain = ph->record && ph->random && !ph->replay && !ph->one_pass &&
 		   !ph->rate_ns && !ph->think_ns && !ph->verify_fill &&
-		   !ph->verify_check &&
+		   !ph->verify_check && !j->sh->tgt->md_io &&
 		   (ph->read_pct >= 100 || !ph->read_pct) &&
 		   ph->ramp_end <= ph->t_begin; /* no --ramp: all measured */
 	j->plain_write = !ph->read_pct;
@@ -1111,7 +1186,9 @@ int perf_job_init(struct perf_job *j, struct perf_shared *sh,
 		  size_t errlen)
 {
 	const struct perf_target *t = sh->tgt;
-	uint64_t stride = (t->bs + 4095) & ~4095ull, per;
+	uint64_t stride = (t->buf_bytes + 4095) & ~4095ull, per;
+	/* each lane's metadata in its own cache lines */
+	uint64_t md_stride = ((uint64_t)t->md_bytes + 63) & ~63ull;
 	pthread_condattr_t ca;
 	unsigned int i;
 
@@ -1175,12 +1252,25 @@ int perf_job_init(struct perf_job *j, struct perf_shared *sh,
 			 j->nr_lanes, (unsigned long long)t->bs, nvq_errmsg());
 		return -ENOMEM;
 	}
+	if (md_stride) {
+		j->mdmem = nvq_dma_alloc(t->ctrl, md_stride * j->nr_lanes, -1);
+		if (!j->mdmem) {
+			snprintf(err, errlen,
+				 "cannot allocate %llu bytes of DMA memory for "
+				 "--qd %u metadata buffers of %llu bytes: %s",
+				 (unsigned long long)(md_stride * j->nr_lanes),
+				 j->nr_lanes, (unsigned long long)t->md_bytes,
+				 nvq_errmsg());
+			return -ENOMEM;
+		}
+	}
 	for (i = 0; i < j->nr_lanes; i++) {
 		struct perf_lane *l = &j->lanes[i];
 		uint64_t s = cfg->seed ^ (((uint64_t)index << 32) | i);
 
 		l->job = j;
 		l->buf = (char *)j->bufmem + stride * i;
+		l->md = md_stride ? (char *)j->mdmem + md_stride * i : NULL;
 		/* Decorrelate neighbouring lanes and seeds. */
 		l->rng_start = splitmix64(&s);
 		l->rng = l->rng_start;
@@ -1227,6 +1317,9 @@ void perf_job_release(struct perf_job *j, bool free_dma)
 	if (j->bufmem && free_dma)
 		nvq_dma_free(j->sh->tgt->ctrl, j->bufmem);
 	j->bufmem = NULL;
+	if (j->mdmem && free_dma)
+		nvq_dma_free(j->sh->tgt->ctrl, j->mdmem);
+	j->mdmem = NULL;
 	free(j->lanes);
 	j->lanes = NULL;
 	free(j->delayed);

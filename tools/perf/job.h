@@ -87,6 +87,25 @@ struct perf_target {
 	uint64_t bs;
 	uint32_t run_id; /* stamped into --verify blocks */
 	bool stamped; /* CQE DW1 holds posting times (devtime.h) */
+	/*
+	 * Metadata (docs/perf.md). @blk: bytes of one LBA as the I/O moves
+	 * it, the unit of --bs, --offset and --size (lba_size + ms with an
+	 * extended format whose metadata is transferred); @buf_bytes: a
+	 * lane's data buffer as the library maps it; @md_bytes: a lane's
+	 * separate metadata buffer (0: none).
+	 */
+	uint32_t blk;
+	uint32_t buf_blk; /* bytes per LBA the library maps */
+	uint32_t md_blk; /* separate metadata bytes per LBA, 0: none */
+	uint64_t buf_bytes;
+	uint64_t md_bytes;
+	uint32_t ms;
+	uint8_t pi_type;
+	bool md_io; /* nvq_read_io() / nvq_write_io() with the fields below */
+	bool host_pi; /* --pi-act 0: writes carry PI the host generated */
+	bool pi_verify; /* reads' PI checked on the host too */
+	unsigned int io_flags; /* NVQ_IO_PRACT, NVQ_IO_PRCHK_* */
+	uint16_t apptag, appmask;
 };
 
 /* What the job threads do in one phase (the run, or the verify pass). */
@@ -130,6 +149,7 @@ struct perf_job;
 struct perf_lane {
 	struct perf_job *job;
 	void *buf;
+	void *md; /* separate metadata, perf_target.md_bytes; or NULL */
 	uint64_t slba;
 	bool write;
 	bool measured;
@@ -214,6 +234,7 @@ struct perf_job {
 	struct perf_lane *lanes;
 	unsigned int nr_lanes;
 	void *bufmem;
+	void *mdmem; /* the lanes' metadata buffers */
 
 	struct perf_lane *ready; /* poll / wait: lanes to submit */
 	struct perf_lane *done; /* poll / wait: reaped, to finish */

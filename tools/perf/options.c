@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "options.h"
 
@@ -556,6 +557,109 @@ static int set_verify(const struct option_def *d, struct perf_opts *o,
 	return 0;
 }
 
+static int set_pi_act(const struct option_def *d, struct perf_opts *o,
+		      struct perf_config *c, const char *val, char *err,
+		      size_t errlen)
+{
+	uint64_t v;
+	int rc = set_uint(d, val, 0, 1, &v, err, errlen);
+
+	if (!rc)
+		c->pi_act = v != 0;
+	return rc;
+}
+
+int perf_parse_pi_chk(const char *s, unsigned int *flags)
+{
+	static const struct {
+		const char *name;
+		unsigned int flag;
+	} names[] = {
+		{ "GUARD", NVQ_IO_PRCHK_GUARD },
+		{ "REFTAG", NVQ_IO_PRCHK_REF },
+		{ "APPTAG", NVQ_IO_PRCHK_APP },
+	};
+	unsigned int f = 0, i;
+	const char *p = s;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (!strcasecmp(s, "none")) {
+		*flags = 0;
+		return 0;
+	}
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strlen(names[i].name) == len &&
+			    !strncasecmp(p, names[i].name, len))
+				break;
+		if (i == sizeof(names) / sizeof(names[0]))
+			return -EINVAL;
+		f |= names[i].flag;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	*flags = f;
+	return 0;
+}
+
+const char *perf_pi_chk_name(unsigned int flags, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s%s%s",
+		 flags & NVQ_IO_PRCHK_GUARD ? "GUARD" : "",
+		 (flags & NVQ_IO_PRCHK_GUARD) && (flags & (NVQ_IO_PRCHK_REF |
+							   NVQ_IO_PRCHK_APP)) ?
+			 "," :
+			 "",
+		 flags & NVQ_IO_PRCHK_REF ? "REFTAG" : "",
+		 (flags & NVQ_IO_PRCHK_REF) && (flags & NVQ_IO_PRCHK_APP) ?
+			 "," :
+			 "",
+		 flags & NVQ_IO_PRCHK_APP ? "APPTAG" : "",
+		 flags & NVQ_IO_PRCHK_ALL ? "" : "none");
+	return buf;
+}
+
+static int set_pi_chk(const struct option_def *d, struct perf_opts *o,
+		      struct perf_config *c, const char *val, char *err,
+		      size_t errlen)
+{
+	if (perf_parse_pi_chk(val, &c->pi_chk))
+		return bad_value(d, "check list", val,
+				 "(expected GUARD, REFTAG, APPTAG separated by "
+				 "commas, or none)",
+				 err, errlen);
+	c->pi_chk_set = true;
+	return 0;
+}
+
+static int set_apptag(const struct option_def *d, struct perf_opts *o,
+		      struct perf_config *c, const char *val, char *err,
+		      size_t errlen)
+{
+	uint64_t v;
+	int rc = set_uint(d, val, 0, 0xffff, &v, err, errlen);
+
+	if (rc)
+		return rc;
+	if (!strcmp(d->name, "apptag"))
+		c->apptag = (uint16_t)v;
+	else
+		c->apptag_mask = (uint16_t)v;
+	return 0;
+}
+
+static int set_pi_verify(const struct option_def *d, struct perf_opts *o,
+			 struct perf_config *c, const char *val, char *err,
+			 size_t errlen)
+{
+	c->pi_verify = true;
+	return 0;
+}
+
 static int set_json(const struct option_def *d, struct perf_opts *o,
 		    struct perf_config *c, const char *val, char *err,
 		    size_t errlen)
@@ -666,6 +770,18 @@ static const struct option_def option_table[] = {
 	  "I/O command timeout, 1..3600000 ms (default 30000)" },
 	{ "admin-timeout-ms", 0, true, SCOPE_CONFIG, set_timeout, "N",
 	  "admin command timeout, 1..3600000 ms (default 60000)" },
+	{ "pi-act", 0, true, SCOPE_CONFIG, set_pi_act, "0|1",
+	  "PI namespaces: 1 the controller inserts/strips the PI (PRACT, "
+	  "default), 0 the host generates it" },
+	{ "pi-chk", 0, true, SCOPE_CONFIG, set_pi_chk, "LIST",
+	  "PI fields the controller checks: GUARD,REFTAG,APPTAG or none "
+	  "(default GUARD,REFTAG)" },
+	{ "apptag", 0, true, SCOPE_CONFIG, set_apptag, "N",
+	  "PI application tag written and checked (default 0x1234)" },
+	{ "apptag-mask", 0, true, SCOPE_CONFIG, set_apptag, "N",
+	  "bits of --apptag the checks compare (default 0xffff)" },
+	{ "pi-verify", 0, false, SCOPE_CONFIG, set_pi_verify, NULL,
+	  "with --pi-act 0: the host checks the PI reads return too" },
 	{ "json", 0, false, SCOPE_GLOBAL, set_json, NULL,
 	  "print fio-style JSON instead of text" },
 	{ "plot", 0, true, SCOPE_GLOBAL, set_plot, "FILE.svg",
@@ -828,6 +944,9 @@ static void config_defaults(struct perf_config *c)
 	c->nsid = 0;
 	c->mode = NVQ_MODE_POLL;
 	c->cpu_lat_limit_us = NVQ_QOS_OFF;
+	c->pi_act = true;
+	c->apptag = PERF_DEFAULT_APPTAG;
+	c->apptag_mask = PERF_DEFAULT_APPTAG_MASK;
 }
 
 /* Cross-option checks once a configuration is complete. */
@@ -862,6 +981,11 @@ static int finish_config(struct perf_config *c, const char *where, char *err,
 			    "owner thread; not with --exclusive and --threads "
 			    "%u",
 			    where, c->threads);
+	if (c->pi_verify && c->pi_act)
+		return fail(err, errlen,
+			    "%s--pi-verify: the host checks the PI it "
+			    "generates; needs --pi-act 0",
+			    where);
 	if (!c->time_ns && !c->ios && !c->verify)
 		c->time_ns = PERF_DEFAULT_TIME_NS;
 	return 0;

@@ -23,6 +23,9 @@
 #define PERF_DEFAULT_TIME_NS (5ull * 1000000000ull)
 #define PERF_DEFAULT_SEED 0x6e7671706572665full
 #define PERF_DEFAULT_ROUNDS 3u
+/* fio's io_uring_cmd defaults */
+#define PERF_DEFAULT_APPTAG 0x1234u
+#define PERF_DEFAULT_APPTAG_MASK 0xffffu
 
 enum perf_rw {
 	PERF_RW_READ, /* sequential read */
@@ -75,6 +78,19 @@ struct perf_config {
 	/* Command timeouts (nvq_opts), 0 = the library's default */
 	unsigned int io_timeout_ms;
 	unsigned int admin_timeout_ms;
+	/*
+	 * Protection information (docs/perf.md), fio's io_uring_cmd
+	 * options: PRACT (the controller inserts and strips the PI) or the
+	 * host generating it; the PRCHK bits (NVQ_IO_PRCHK_*, default
+	 * guard and, types 1 and 2, reference tag when not @pi_chk_set);
+	 * the application tag and mask; host checks of what reads return.
+	 */
+	bool pi_act;
+	bool pi_chk_set;
+	unsigned int pi_chk;
+	uint16_t apptag;
+	uint16_t apptag_mask;
+	bool pi_verify;
 };
 
 /* The whole invocation. */
@@ -143,6 +159,14 @@ const char *perf_cpu_lat_name(int us, char *buf, size_t len);
 /* --cpu-lat-method: auto, cpuidle, poll or hybrid (the library's parser);
  * 0 or -EINVAL. */
 int perf_parse_cpu_lat_method(const char *s, enum nvq_qos_method *m);
+
+/*
+ * --pi-chk: a comma-separated list of GUARD, REFTAG, APPTAG (any case),
+ * or "none", into NVQ_IO_PRCHK_* bits; 0 or -EINVAL.
+ */
+int perf_parse_pi_chk(const char *s, unsigned int *flags);
+/* The --pi-chk spelling of @flags ("GUARD,REFTAG", "none"). */
+const char *perf_pi_chk_name(unsigned int flags, char *buf, size_t len);
 
 /* Most --rate-iops takes: one I/O per nanosecond. */
 #define PERF_RATE_IOPS_MAX 1000000000ull

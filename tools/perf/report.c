@@ -205,6 +205,41 @@ static void depth_text(FILE *f, const struct perf_result *r)
 		r->cfg->qd);
 }
 
+/* The PI mode of a run, as the text and JSON say it. */
+static const char *pi_mode_name(const struct perf_md_info *m)
+{
+	if (!m->pi_type)
+		return "none";
+	return m->pract ? "controller" : "host";
+}
+
+/* Metadata namespaces: the format and how the run drove it. */
+static void md_text(FILE *f, const struct perf_result *r)
+{
+	const struct perf_md_info *m = &r->md;
+	char chk[32];
+
+	if (!m->ms)
+		return;
+	fprintf(f, "  metadata     : %u bytes per block, %s", m->ms,
+		m->extended ? "extended LBA" : "separate");
+	if (m->md_per_io)
+		fprintf(f, ", %" PRIu64 " bytes per I/O", m->md_per_io);
+	if (!m->pi_type) {
+		fprintf(f, ", no PI\n");
+		return;
+	}
+	fprintf(f, "; PI type %u (%s 8 bytes)\n", m->pi_type,
+		m->pi_first ? "first" : "last");
+	fprintf(f,
+		"  pi           : %s (%s), check %s, apptag 0x%04x mask "
+		"0x%04x%s\n",
+		pi_mode_name(m),
+		m->pract ? "PRACT: the controller inserts it on writes" :
+			   "--pi-act 0: the host generates it",
+		perf_pi_chk_name(m->prchk, chk, sizeof(chk)), m->apptag,
+		m->appmask, m->pi_verify ? ", host verifies reads" : "");
+}
 /* One half of the emulator's clat split: median, p99, max and mean. */
 static void split_line(FILE *f, const char *name, const struct perf_hist *h)
 {
@@ -512,6 +547,7 @@ void perf_report_text(FILE *f, const struct perf_result *r)
 		c->uri, r->model[0] ? r->model : "?", r->nsid,
 		perf_fmt_bytes(sz, sizeof(sz), r->ns_bytes), r->lba_size,
 		r->nr_queues, r->nr_queues == 1 ? "" : "s");
+	md_text(f, r);
 	for (d = 0; d < PERF_NR_DIRS; d++) {
 		if (!r->dir[d].ios)
 			continue;
@@ -735,7 +771,8 @@ static void json_fio_lat(struct json_writer *w, const struct perf_result *r)
 	}
 }
 
-static void json_job_options(struct json_writer *w, const struct perf_config *c)
+static void json_job_options(struct json_writer *w, const struct perf_config *c,
+			     const struct perf_result *r)
 {
 	char buf[64];
 
@@ -784,6 +821,21 @@ static void json_job_options(struct json_writer *w, const struct perf_config *c)
 		json_string(w, "shared_queue", "1");
 	if (c->verify)
 		json_string(w, "verify", "crc32c");
+	/* fio's io_uring_cmd options, on namespaces with metadata */
+	if (r->md.md_per_io) {
+		snprintf(buf, sizeof(buf), "%llu",
+			 (unsigned long long)r->md.md_per_io);
+		json_string(w, "md_per_io_size", buf);
+	}
+	if (r->md.pi_type) {
+		json_string(w, "pi_act", r->md.pract ? "1" : "0");
+		json_string(w, "pi_chk",
+			    perf_pi_chk_name(r->md.prchk, buf, sizeof(buf)));
+		snprintf(buf, sizeof(buf), "0x%04x", r->md.apptag);
+		json_string(w, "apptag", buf);
+		snprintf(buf, sizeof(buf), "0x%04x", r->md.appmask);
+		json_string(w, "apptag_mask", buf);
+	}
 	json_string(w, "cpu_lat_limit_us",
 		    perf_cpu_lat_name(c->cpu_lat_limit_us, buf, sizeof(buf)));
 	if (c->cpu_lat_timeout_ms) {
@@ -937,6 +989,33 @@ static void json_idle(struct json_writer *w, const struct perf_result *r)
 	json_end_object(w);
 }
 
+/*
+ * nvq's own: the namespace's metadata format (struct nvq_ns_format's
+ * names) and the PI mode the run used (docs/perf.md).
+ */
+static void json_md(struct json_writer *w, const struct perf_result *r)
+{
+	const struct perf_md_info *m = &r->md;
+	char chk[32];
+
+	json_begin_object(w, "metadata");
+	json_uint(w, "ms", m->ms);
+	json_bool(w, "extended", m->extended);
+	json_uint(w, "block_bytes", m->blk);
+	json_uint(w, "md_per_io", m->md_per_io);
+	json_uint(w, "pi_type", m->pi_type);
+	if (m->pi_type) {
+		json_bool(w, "pi_first", m->pi_first);
+		json_string(w, "pi_mode", pi_mode_name(m));
+		json_string(w, "pi_chk",
+			    perf_pi_chk_name(m->prchk, chk, sizeof(chk)));
+		json_uint(w, "apptag", m->apptag);
+		json_uint(w, "apptag_mask", m->appmask);
+		json_bool(w, "host_verify", m->pi_verify);
+	}
+	json_end_object(w);
+}
+
 static void json_job(struct json_writer *w, const struct perf_opts *o,
 		     const struct perf_result *r)
 {
@@ -963,7 +1042,7 @@ static void json_job(struct json_writer *w, const struct perf_opts *o,
 	/* the run is over: nothing left to wait for */
 	json_uint(w, "eta", 0);
 	json_uint(w, "elapsed", (r->wall_ns + 500000000) / 1000000000);
-	json_job_options(w, c);
+	json_job_options(w, c, r);
 	json_dir(w, "read", r, PERF_DIR_READ);
 	json_dir(w, "write", r, PERF_DIR_WRITE);
 	json_dir(w, "trim", r, -1);
@@ -999,6 +1078,7 @@ static void json_job(struct json_writer *w, const struct perf_opts *o,
 	json_uint(w, "nsid", r->nsid);
 	json_uint(w, "lba_size", r->lba_size);
 	json_uint(w, "ns_bytes", r->ns_bytes);
+	json_md(w, r);
 	json_uint(w, "io_queues", r->nr_queues);
 	json_uint(w, "round", r->round);
 	json_string(w, "config", c->label ? c->label : "");

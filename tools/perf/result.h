@@ -111,6 +111,24 @@ struct perf_rate {
 	double min, mean, max, dev;
 };
 
+/*
+ * The namespace's metadata format and how the run drove it (run.c): what
+ * the text and JSON reports say (docs/perf.md).
+ */
+struct perf_md_info {
+	uint32_t ms; /* metadata bytes per block, 0 = none */
+	bool extended; /* in the data buffer (FLBAS bit 4) */
+	uint8_t pi_type; /* 0 none, 1, 2, 3 */
+	bool pi_first; /* PI in the first 8 bytes of the metadata */
+	bool pract; /* the controller inserts / strips the PI (--pi-act 1) */
+	bool host_pi; /* the host generates it (--pi-act 0) */
+	bool pi_verify; /* ... and checks what reads return */
+	unsigned int prchk; /* NVQ_IO_PRCHK_* sent */
+	uint16_t apptag, appmask;
+	uint32_t blk; /* bytes per LBA in the data buffer: the --bs unit */
+	uint64_t md_per_io; /* separate metadata bytes per I/O */
+};
+
 struct perf_result {
 	const struct perf_config *cfg;
 	unsigned int config_index;
@@ -121,6 +139,7 @@ struct perf_result {
 	uint32_t nsid;
 	uint32_t lba_size;
 	uint64_t ns_bytes;
+	struct perf_md_info md;
 	unsigned int nr_queues;
 	uint32_t run_id;
 

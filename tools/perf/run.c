@@ -506,6 +506,82 @@ static int uri_nsid(const struct perf_config *cfg, char *buf, size_t len,
 }
 
 /*
+ * The namespace's metadata format and how this run drives it (docs/
+ * perf.md, fio's io_uring_cmd rules): fills the metadata part of @t and
+ * res->md. Refuses, exit 2, only what cannot work.
+ */
+static int md_setup(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
+		    uint32_t nsid, uint32_t lba_size, struct perf_target *t,
+		    struct perf_result *res, char *err, size_t errlen)
+{
+	struct perf_md_info *m = &res->md;
+	struct nvq_ns_format fmt;
+	char chk[32];
+	bool xfer_md;
+	int rc;
+
+	rc = nvq_ns_format(ctrl, nsid, &fmt);
+	if (rc) {
+		snprintf(err, errlen, "namespace %u: %s", nsid, nvq_errmsg());
+		return rc;
+	}
+	memset(m, 0, sizeof(*m));
+	t->blk = t->buf_blk = lba_size;
+	t->md_blk = 0;
+	if (!fmt.pi_type && cfg->pi_chk_set && cfg->pi_chk)
+		return usage_err(
+			err, errlen,
+			"--pi-chk %s: namespace %u has no protection "
+			"information",
+			perf_pi_chk_name(cfg->pi_chk, chk, sizeof(chk)), nsid);
+	if (!fmt.pi_type && cfg->pi_verify)
+		return usage_err(err, errlen,
+				 "--pi-verify: namespace %u has no protection "
+				 "information",
+				 nsid);
+	m->blk = lba_size;
+	if (!fmt.ms)
+		return 0; /* the plain path, as before */
+	m->ms = t->ms = fmt.ms;
+	m->extended = fmt.extended;
+	m->pi_type = t->pi_type = fmt.pi_type;
+	m->pi_first = fmt.pi_first;
+	t->md_io = true;
+	if (fmt.pi_type) {
+		m->pract = cfg->pi_act;
+		m->host_pi = t->host_pi = !cfg->pi_act;
+		m->pi_verify = t->pi_verify = cfg->pi_verify;
+		m->prchk = cfg->pi_chk_set ? cfg->pi_chk :
+					     NVQ_IO_PRCHK_GUARD |
+						     (fmt.pi_type != 3 ?
+							      NVQ_IO_PRCHK_REF :
+							      0);
+		t->io_flags = m->prchk | (m->pract ? NVQ_IO_PRACT : 0);
+		m->apptag = t->apptag = cfg->apptag;
+		m->appmask = t->appmask = cfg->apptag_mask;
+	}
+	/* PRACT with 8 bytes of metadata: all PI, none transferred */
+	xfer_md = !(m->pract && fmt.ms == fmt.pi_size);
+	if (fmt.extended) {
+		t->buf_blk = lba_size + fmt.ms; /* what the library maps */
+		if (xfer_md)
+			t->blk = t->buf_blk;
+	} else if (xfer_md) {
+		t->md_blk = fmt.ms;
+	}
+	m->blk = t->blk;
+	if (cfg->verify && fmt.extended && fmt.pi_type && xfer_md)
+		return usage_err(err, errlen,
+				 "--verify: namespace %u has its PI in the "
+				 "data buffer (extended LBAs), where --verify "
+				 "blocks would overwrite it (fio refuses it "
+				 "too); use --pi-act 1 with 8 bytes of "
+				 "metadata, or no --verify",
+				 nsid);
+	return 0;
+}
+
+/*
  * Resolve namespace and region; fills @t and the device part of @res.
  * @uri_nsid: the namespace the URI names, 0 for none.
  */
@@ -514,8 +590,8 @@ static int resolve_target(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
 			  struct perf_result *res, char *err, size_t errlen)
 {
 	struct nvq_ns_info info;
-	uint64_t ns_bytes, region, end;
-	uint32_t nsid = uri_nsid ? uri_nsid : cfg->nsid;
+	uint64_t ns_bytes, region, end, nlb;
+	uint32_t nsid = uri_nsid ? uri_nsid : cfg->nsid, blk;
 	int rc;
 
 	if (!nsid) {
@@ -545,54 +621,37 @@ static int resolve_target(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
 		snprintf(err, errlen, "namespace %u: %s", nsid, nvq_errmsg());
 		return rc;
 	}
-	if (!info.lba_size || !info.nlba ||
-	    info.nlba > UINT64_MAX / info.lba_size) {
+	if (!info.lba_size || !info.nlba) {
 		snprintf(err, errlen, "namespace %u: unusable geometry", nsid);
 		return -EIO;
 	}
-	/*
-	 * Metadata: 8 bytes of separate PI the library has the controller
-	 * insert and strip (PRACT); other formats would need a metadata
-	 * buffer per I/O (separate) or larger data buffers (extended LBAs),
-	 * which nvq-perf does not have yet: refused before any I/O.
-	 */
-	{
-		struct nvq_ns_format fmt;
-
-		rc = nvq_ns_format(ctrl, nsid, &fmt);
-		if (rc) {
-			snprintf(err, errlen, "namespace %u: %s", nsid,
-				 nvq_errmsg());
-			return rc;
-		}
-		if (fmt.ms && (fmt.extended || !fmt.pi_type || fmt.ms != 8))
-			return usage_err(err, errlen,
-					 "namespace %u has %u bytes of %s "
-					 "metadata per block: nvq-perf "
-					 "drives only 8 bytes of separate "
-					 "PI (the controller inserts and "
-					 "strips it, PRACT)",
-					 nsid, fmt.ms,
-					 fmt.extended ? "extended" :
-							"separate");
+	rc = md_setup(cfg, ctrl, nsid, info.lba_size, t, res, err, errlen);
+	if (rc)
+		return rc;
+	blk = t->blk;
+	if (info.nlba > UINT64_MAX / blk) {
+		snprintf(err, errlen, "namespace %u: unusable geometry", nsid);
+		return -EIO;
 	}
-	ns_bytes = info.nlba * info.lba_size;
-	if (cfg->bs % info.lba_size)
+	ns_bytes = info.nlba * blk;
+	if (cfg->bs % blk)
+		return usage_err(
+			err, errlen,
+			"--bs %llu: not a multiple of the %u-byte "
+			"%s of namespace %u",
+			(unsigned long long)cfg->bs, blk,
+			blk == info.lba_size ?
+				"LBA size" :
+				"LBA size with metadata (extended LBA)",
+			nsid);
+	if (cfg->verify && blk < PERF_VERIFY_HDR)
 		return usage_err(err, errlen,
-				 "--bs %llu: not a multiple of the %u-byte "
-				 "LBA size of namespace %u",
-				 (unsigned long long)cfg->bs, info.lba_size,
-				 nsid);
-	if (cfg->verify && info.lba_size < PERF_VERIFY_HDR)
-		return usage_err(err, errlen,
-				 "--verify: LBA size %u is too small",
-				 info.lba_size);
-	if (cfg->offset % info.lba_size)
+				 "--verify: LBA size %u is too small", blk);
+	if (cfg->offset % blk)
 		return usage_err(err, errlen,
 				 "--offset %llu: not a multiple of the "
 				 "%u-byte LBA size",
-				 (unsigned long long)cfg->offset,
-				 info.lba_size);
+				 (unsigned long long)cfg->offset, blk);
 	if (cfg->offset >= ns_bytes)
 		return usage_err(err, errlen,
 				 "--offset %llu: beyond the end of namespace "
@@ -611,12 +670,32 @@ static int resolve_target(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
 				 "--size %llu: smaller than one --bs %llu I/O",
 				 (unsigned long long)region,
 				 (unsigned long long)cfg->bs);
+	nlb = cfg->bs / blk;
+	t->buf_bytes = nlb * t->buf_blk;
+	t->md_bytes = nlb * t->md_blk;
+	res->md.md_per_io = t->md_bytes;
+	/*
+	 * The library splits a transfer above MDTS at lba_size + ms bytes
+	 * per block of an extended format, also with PRACT and 8 bytes of
+	 * PI, where the controller moves lba_size per block: a split one
+	 * would put the data in the wrong place.
+	 */
+	if (t->buf_blk != t->blk && !t->md_blk &&
+	    (t->buf_bytes > nvq_ctrl_max_transfer(ctrl) || nlb > 65536))
+		return usage_err(err, errlen,
+				 "--bs %llu: namespace %u has extended LBAs "
+				 "with 8 bytes of PI that PRACT strips; nvq "
+				 "cannot split such an I/O (at most %u bytes "
+				 "with --pi-act 1, or use --pi-act 0)",
+				 (unsigned long long)cfg->bs, nsid,
+				 nvq_ctrl_max_transfer(ctrl) / t->buf_blk *
+					 info.lba_size);
 	t->ctrl = ctrl;
 	t->nsid = nsid;
 	t->lba_size = info.lba_size;
 	t->bs = cfg->bs;
-	t->nlb = (uint32_t)(cfg->bs / info.lba_size);
-	t->region_lba = cfg->offset / info.lba_size;
+	t->nlb = (uint32_t)nlb;
+	t->region_lba = cfg->offset / blk;
 	t->region_blocks = region / cfg->bs;
 	if (!perf_rw_random(cfg->rw) && t->region_blocks < cfg->threads)
 		return usage_err(err, errlen,
