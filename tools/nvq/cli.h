@@ -55,7 +55,17 @@ int confirm(const struct cmd *c, bool force, const char *what);
 
 /* ctrl.c */
 
-/* Open @uri for one command at a time; EXIT_FAIL with a message if not. */
+/*
+ * The arguments of the command that runs (main.c sets them): opening its
+ * URI (a->pos[0]) reconciles -n with the URI's /NSID.
+ */
+void set_cmd_args(struct args *a);
+/*
+ * Open @uri for one command at a time; EXIT_FAIL with a message if not.
+ * When @uri is the command's URI and the command takes -n, a /NSID on it
+ * fills a missing -n; EXIT_USAGE (the controller closed) when -n names
+ * another namespace, or when a required -n is missing from both.
+ */
 int open_ctrl(const char *uri, struct nvq_ctrl **ctrl);
 /*
  * Open the controller of an I/O command (a->pos[0]): one queue whose

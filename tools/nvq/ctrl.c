@@ -12,6 +12,47 @@
 
 #include "cli.h"
 
+static struct args *cmd_args;
+
+void set_cmd_args(struct args *a)
+{
+	cmd_args = a;
+}
+
+/*
+ * -n and the URI's /NSID (nvq_ctrl_uri_nsid(): the library read it and
+ * checked that it is active): one may stand for the other, both must
+ * agree.
+ */
+static int uri_nsid(const char *uri, struct nvq_ctrl *ctrl)
+{
+	struct args *a = cmd_args;
+	uint32_t n = nvq_ctrl_uri_nsid(ctrl);
+	char ex[32] = "";
+
+	if (!a || !a->npos || strcmp(uri, a->pos[0]) ||
+	    !(a->cmd->opts & OPT_NSID))
+		return 0;
+	if (n && a->has_nsid && a->nsid != n) {
+		snprintf(ex, sizeof(ex), a->nsid == NVQ_NSID_ALL ? "%#x" : "%u",
+			 a->nsid);
+		return usage_error(
+			a->cmd,
+			"-n %s and the URI's /%u (%s) name different "
+			"namespaces: give one of them, or the same",
+			ex, n, uri);
+	}
+	if (n && !a->has_nsid) {
+		a->nsid = n;
+		a->has_nsid = true;
+	}
+	if (a->need_nsid && !a->has_nsid)
+		return usage_error(a->cmd,
+				   "missing -n/--namespace-id (or a /NSID at "
+				   "the end of the URI)");
+	return 0;
+}
+
 static int open_mode(const char *uri, enum nvq_mode mode, unsigned int io_ms,
 		     unsigned int admin_ms, struct nvq_ctrl **ctrl)
 {
@@ -33,8 +74,14 @@ static int open_mode(const char *uri, enum nvq_mode mode, unsigned int io_ms,
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	ret = nvq_open(uri, &o, ctrl);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!ret)
-		return 0;
+	if (!ret) {
+		ret = uri_nsid(uri, *ctrl);
+		if (ret) {
+			nvq_close(*ctrl);
+			*ctrl = NULL;
+		}
+		return ret;
+	}
 	msg = lib_msg(ret);
 	fail("cannot open '%s': %s", uri, msg);
 	/* unless the library's message already said what a URI looks like */
