@@ -53,12 +53,12 @@ static int uri_nsid(const char *uri, struct nvq_ctrl *ctrl)
 	return 0;
 }
 
-static int open_mode(const char *uri, enum nvq_mode mode, unsigned int io_ms,
-		     unsigned int admin_ms, struct nvq_ctrl **ctrl)
+/* nvq_open() for one command at a time: 0 or its negative errno. */
+static int open_quiet(const char *uri, enum nvq_mode mode, unsigned int io_ms,
+		      unsigned int admin_ms, struct nvq_ctrl **ctrl)
 {
 	sigset_t block, old;
 	struct nvq_opts o;
-	const char *msg;
 	int ret;
 
 	nvq_opts_init(&o);
@@ -74,6 +74,21 @@ static int open_mode(const char *uri, enum nvq_mode mode, unsigned int io_ms,
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	ret = nvq_open(uri, &o, ctrl);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
+int try_open_ctrl(const char *uri, struct nvq_ctrl **ctrl)
+{
+	return open_quiet(uri, NVQ_MODE_POLL, 0, 0, ctrl);
+}
+
+static int open_mode(const char *uri, enum nvq_mode mode, unsigned int io_ms,
+		     unsigned int admin_ms, struct nvq_ctrl **ctrl)
+{
+	const char *msg;
+	int ret;
+
+	ret = open_quiet(uri, mode, io_ms, admin_ms, ctrl);
 	if (!ret) {
 		ret = uri_nsid(uri, *ctrl);
 		if (ret) {
