@@ -56,8 +56,7 @@
 
 #include <nvq/nvq.h>
 
-#include "../tools/perf/uri.h" /* the /NSID grammar nvq-perf -d takes */
-#include "vfio.h" /* the library's vfio URI parser: the /NSID */
+#include "transport.h" /* the library's URI grammar: the /NSID */
 
 #define ENGINE_NAME "nvq"
 
@@ -309,37 +308,25 @@ static int file_name_uri(const struct nvq_fio_options *o,
 
 /*
  * The URI to open for file @f into @buf, and in *@nsid the namespace it
- * names with a "/NSID" suffix (0: none), one grammar with nvq-perf's -d
- * (tools/perf/uri.h): emu:[key=val,...]/NSID loses the suffix before the
- * open, vfio:DDDD:BB:DD.F/NSID[,opts] keeps it (the library ignores it).
+ * names with a "/NSID" suffix (0: none), in the library's grammar
+ * (nvq_uri_split_nsid(), as nvq_open() and nvq-perf's -d read it). The
+ * suffix comes off, so that files naming namespaces of one emu: share its
+ * controller.
  */
 static int file_uri(const struct nvq_fio_options *o, const struct fio_file *f,
 		    char *buf, size_t len, uint32_t *nsid)
 {
-	char raw[PATH_MAX], err[160];
-	struct nvq_vfio_params vp;
-	const char *open;
+	char raw[PATH_MAX];
 	uint32_t n = 0;
 	int rc;
 
 	rc = file_name_uri(o, f, raw, sizeof(raw));
 	if (rc)
 		return rc;
-	if (perf_uri_split_nsid(raw, buf, len, &open, &n, err, sizeof(err))) {
-		log_err("nvq: %s\n", err);
-		return -EINVAL;
-	}
-	if (!strncmp(raw, "vfio:", 5)) {
-		if (nvq_vfio_parse(raw + 5, &vp)) {
-			log_err("nvq: %s: %s\n", raw, nvq_errmsg());
-			return -EINVAL;
-		}
-		n = vp.nsid;
-	}
-	if (open != buf) {
-		if (strlen(open) >= len)
-			return -ENAMETOOLONG;
-		strcpy(buf, open);
+	rc = nvq_uri_split_nsid(raw, buf, len, &n);
+	if (rc) {
+		log_err("nvq: %s\n", nvq_errmsg());
+		return rc;
 	}
 	if (nsid)
 		*nsid = n;

@@ -146,7 +146,9 @@ static inline void nvq_opts_init(struct nvq_opts *opts)
  * nvq_open() - Open a controller and bring it up.
  * @uri: the device:
  *	"emu:" or "emu:key=val,..." for the built-in emulated controller,
- *	"vfio:DDDD:BB:DD.F" for a PCIe controller bound to vfio-pci.
+ *	"vfio:DDDD:BB:DD.F[,opts]" for a PCIe controller bound to vfio-pci;
+ *	either may name a namespace with a "/NSID" suffix ("emu:ns=2/2",
+ *	"vfio:0000:01:00.0/1"), which nvq_ctrl_uri_nsid() returns.
  * @opts: NULL for defaults; otherwise set up by nvq_opts_init().
  * @ctrl: where the controller goes on success (set to NULL on failure).
  *
@@ -154,8 +156,10 @@ static inline void nvq_opts_init(struct nvq_opts *opts)
  * the calling thread's nvq_errmsg() is empty.
  *
  * Return: 0, or a negative errno with a message: -EINVAL for a NULL @uri
- * or @ctrl, a bad option, or when @opts->size is not a released size or
- * larger; -E2BIG when a larger struct has non-zero fields this library
+ * or @ctrl, a bad option, a "/NSID" that is no namespace id (1..FFFFFFFEh),
+ * or when @opts->size is not a released size or larger; -ENOENT when the
+ * "/NSID" namespace is not active (the message lists the active ones);
+ * -E2BIG when a larger struct has non-zero fields this library
  * does not know; -ENODEV, -ETIMEDOUT, -ENOTSUP, -EIO, -ENOMEM, ... when
  * the device cannot be brought up.
  */
@@ -233,6 +237,18 @@ uint32_t nvq_ctrl_vs(const struct nvq_ctrl *ctrl);
  * Return: the URI; "" for a NULL @ctrl.
  */
 const char *nvq_ctrl_uri(const struct nvq_ctrl *ctrl);
+
+/**
+ * nvq_ctrl_uri_nsid() - The namespace the URI named with "/NSID".
+ * @ctrl: the controller.
+ *
+ * nvq_open() checked that it is active: tools that take a namespace
+ * (nvq's -n, nvq-perf's --nsid, fio's nsid=) use it when none was given.
+ *
+ * Return: the namespace id; 0 when the URI named none, or for a NULL
+ * @ctrl.
+ */
+uint32_t nvq_ctrl_uri_nsid(const struct nvq_ctrl *ctrl);
 
 /**
  * nvq_ctrl_notes() - What bring-up skipped or chose without failing.

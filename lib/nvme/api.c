@@ -146,6 +146,11 @@ const char *nvq_ctrl_uri(const struct nvq_ctrl *ctrl)
 	return ctrl ? ctrl->uri : "";
 }
 
+uint32_t nvq_ctrl_uri_nsid(const struct nvq_ctrl *ctrl)
+{
+	return ctrl ? ctrl->uri_nsid : 0;
+}
+
 int nvq_ns_list(const struct nvq_ctrl *ctrl, uint32_t *nsids, unsigned int max)
 {
 	unsigned int i;

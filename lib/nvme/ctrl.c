@@ -551,6 +551,31 @@ static int lock_mode(unsigned int flags, enum nvq_lock_mode *mode)
 #endif
 }
 
+/*
+ * The namespace the URI names must be active (one nvq drives or one it
+ * knows and says why not, nvq_ns_absent()): else -ENOENT naming the
+ * active ones, so that a typo fails at the open, not at the first I/O.
+ */
+static int check_uri_nsid(struct nvq_ctrl *c)
+{
+	char list[128] = "";
+	size_t l = 0;
+	unsigned int i;
+
+	if (!c->uri_nsid || nvq_ctrl_ns(c, c->uri_nsid))
+		return 0;
+	for (i = 0; i < c->nr_bad_ns; i++)
+		if (c->bad_ns[i].nsid == c->uri_nsid)
+			return 0;
+	for (i = 0; i < c->nr_ns && l < sizeof(list) - 16; i++)
+		l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%u",
+				      i ? ", " : "", c->ns[i].nsid);
+	if (i < c->nr_ns)
+		snprintf(list + l, sizeof(list) - l, ", ...");
+	return nvq_err(-ENOENT, "namespace %u is not active (active: %s)",
+		       c->uri_nsid, c->nr_ns ? list : "none");
+}
+
 /* Tear down a half-open controller, keeping the message of the failure. */
 static int fail_open(struct nvq_ctrl *c, int rc)
 {
@@ -566,6 +591,7 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 {
 	struct nvq_ctrl *c;
 	char notes[NVQ_NOTES_LEN] = "";
+	char *dev;
 	long ncpu;
 	int rc = 0;
 
@@ -592,12 +618,17 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	c->nr_cpus = ncpu > 0 ? (unsigned int)ncpu : 1;
 	c->uri = strdup(uri);
-	if (!c->uri) {
+	dev = malloc(strlen(uri) + 1);
+	if (!c->uri || !dev) {
+		free(dev);
 		rc = nvq_err(-ENOMEM, "out of memory");
 		goto fail;
 	}
-
-	rc = nvq_transport_open(uri, &c->t);
+	/* The transport opens the device; the /NSID is the controller's. */
+	rc = nvq_uri_split_nsid(uri, dev, strlen(uri) + 1, &c->uri_nsid);
+	if (!rc)
+		rc = nvq_transport_open(dev, &c->t);
+	free(dev);
 	if (rc) {
 		c->t = NULL;
 		goto fail;
@@ -648,6 +679,8 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 		identify_nvm_limits(c);
 	if (!rc)
 		rc = nvq_ctrl_scan_namespaces(c, notes, sizeof(notes));
+	if (!rc)
+		rc = check_uri_nsid(c);
 	if (!rc)
 		rc = setup_qos(c, notes, sizeof(notes));
 	if (!rc)

@@ -128,7 +128,8 @@ extern const struct nvq_ctrl_ops nvq_pcie_ctrl_ops;
 struct nvq_ctrl {
 	uint64_t uid; /* unique per nvq_open() in this process */
 	const struct nvq_ctrl_ops *ops;
-	char *uri;
+	char *uri; /* as given, with its /NSID */
+	uint32_t uri_nsid; /* the URI's /NSID, 0 if none */
 	struct nvq_opts opts;
 	enum nvq_lock_mode lock_mode;
 	/* The PCIe transport's backend (emu, vfio) and DMA memory. */

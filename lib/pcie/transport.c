@@ -2,6 +2,7 @@
 /* Device URIs: which transport a URI names. */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -28,6 +29,92 @@ void nvq_transport_idle_slow(struct nvq_transport *t)
 	if ((t->ops->assist && t->ops->assist(t) == -EBUSY) ||
 	    !(n % NVQ_IDLE_YIELD_EVERY))
 		sched_yield();
+}
+
+/* "/NSID": the digits @s (@n bytes) as a namespace id into *@nsid. */
+static int parse_nsid(const char *s, size_t n, uint32_t *nsid)
+{
+	unsigned long long v = 0;
+	size_t i;
+
+	if (!n)
+		return nvq_err(-EINVAL,
+			       "no namespace id after the URI's '/' (expected "
+			       "/NSID, NSID 1..%u)",
+			       NVQ_URI_NSID_MAX);
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9' || i >= 10)
+			break;
+		v = v * 10 + (unsigned long long)(s[i] - '0');
+	}
+	if (i < n || !v || v > NVQ_URI_NSID_MAX)
+		return nvq_err(-EINVAL,
+			       "bad namespace id '%.*s' after the URI's '/' "
+			       "(expected a decimal NSID, 1..%u)",
+			       (int)n, s, NVQ_URI_NSID_MAX);
+	*nsid = (uint32_t)v;
+	return 0;
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+/* Where the "/NSID" of an emu: URI's @body starts and ends; NULL: none. */
+static const char *emu_suffix(const char *body)
+{
+	const char *part = strrchr(body, ','), *slash, *eq;
+
+	part = part ? part + 1 : body;
+	slash = strchr(part, '/');
+	if (!slash)
+		return NULL;
+	eq = memchr(part, '=', (size_t)(slash - part));
+	if (!eq)
+		return slash; /* no key: all of it is the suffix */
+	slash = strrchr(part, '/');
+	/* Not digits: the value's own '/', for the emulator to judge. */
+	return !slash[1] || all_digits(slash + 1) ? slash : NULL;
+}
+
+int nvq_uri_split_nsid(const char *uri, char *dev, size_t len, uint32_t *nsid)
+{
+	const char *cut = NULL, *end = NULL;
+	size_t n = uri ? strlen(uri) : 0;
+	int rc;
+
+	*nsid = 0;
+	if (!uri)
+		return nvq_err(-EINVAL,
+			       "no device URI given (use " ACCEPTED ")");
+	if (!strncmp(uri, "emu:", 4)) {
+		cut = emu_suffix(uri + 4);
+		end = uri + n;
+	} else if (!strncmp(uri, "vfio:", 5)) {
+		end = uri + 5 + strcspn(uri + 5, ",");
+		cut = memchr(uri + 5, '/', (size_t)(end - uri - 5));
+	}
+	if (cut) {
+		rc = parse_nsid(cut + 1, (size_t)(end - cut - 1), nsid);
+		if (rc)
+			return rc;
+	}
+	if (n >= len)
+		return nvq_err(-ENAMETOOLONG, "device URI '%.40s...' too long",
+			       uri);
+	if (!cut) {
+		memcpy(dev, uri, n + 1);
+		return 0;
+	}
+	memcpy(dev, uri, (size_t)(cut - uri));
+	memcpy(dev + (cut - uri), end, n - (size_t)(end - uri) + 1);
+	return 0;
 }
 
 int nvq_transport_open(const char *uri, struct nvq_transport **t)

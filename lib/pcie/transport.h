@@ -106,6 +106,26 @@ static inline void nvq_transport_idle(struct nvq_transport *t)
  */
 int nvq_transport_open(const char *uri, struct nvq_transport **t);
 
+/* The largest namespace id a URI may name (FFFFFFFFh is the broadcast). */
+#define NVQ_URI_NSID_MAX 0xfffffffeu
+
+/*
+ * The namespace a device URI names with its "/NSID" suffix, the one
+ * grammar of nvq_open(), nvq-perf's -d and the fio engine's file names:
+ *   vfio:DDDD:BB:DD.F[/NSID][,opts]  right after the PCI address;
+ *   emu:[key=val,...][/NSID]        at the very end.
+ * An emu: parameter's value may hold a '/' (lat=80us/20us): a trailing
+ * "/DIGITS" is the namespace all the same, other text after the last '/'
+ * of a value is the value's; a last part without '=' before its first '/'
+ * ("emu:/x", "emu:ns=2,/1/2") is a suffix and must be one NSID.
+ * *@nsid gets the namespace (0: none) and @dev (@len bytes) the URI
+ * without the suffix. Other schemes come back unchanged with *@nsid 0.
+ * Returns 0, or -EINVAL with a message for a suffix that is no namespace
+ * id (empty, not decimal, 0, above NVQ_URI_NSID_MAX) or -ENAMETOOLONG
+ * when the URI does not fit @dev.
+ */
+int nvq_uri_split_nsid(const char *uri, char *dev, size_t len, uint32_t *nsid);
+
 /* Transport constructors, called by nvq_transport_open() with the part of
  * the URI after the scheme's colon. */
 typedef int (*nvq_transport_open_fn)(const char *params,

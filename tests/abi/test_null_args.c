@@ -43,6 +43,7 @@ static void null_objects(void)
 	CHECK_EQ(nvq_ctrl_cap(NULL), 0);
 	CHECK_EQ(nvq_ctrl_vs(NULL), 0);
 	CHECK(nvq_ctrl_uri(NULL) != NULL && !*nvq_ctrl_uri(NULL));
+	CHECK_EQ(nvq_ctrl_uri_nsid(NULL), 0);
 	CHECK(nvq_ctrl_notes(NULL) != NULL && !*nvq_ctrl_notes(NULL));
 	CHECK_EQ(nvq_ns_list(NULL, ids, 4), -EINVAL);
 	CHECK_EQ(nvq_ns_info(NULL, 1, &ni), -EINVAL);

@@ -236,6 +236,11 @@ uri-nsid)
 		--uri=emu:size=16M,ns=2/2 --nsid=1
 	expect_error "namespace 3 is not active" --filename=emu.size=16M,ns=2/3
 	expect_error "bad namespace id '0'" --uri=emu:size=16M/0
+	# malformed suffixes, in the library's words (nvq_uri_split_nsid)
+	# (every form: tests/unit/test_uri.c, tests/cli/test_uri.sh)
+	expect_error "bad namespace id 'x'" --uri=emu:/x
+	# filename= too (the first ':' written '.')
+	expect_error "bad namespace id '1/2'" --filename=emu./1/2
 	;;
 verify-split)
 	# mdts=5: at most 128 KiB per command; 256 KiB requests take two.

@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # A /NSID suffix on the device URI picks the namespace (docs/vfio.md's
-# URI form; tools/perf/uri.h): on an emulated controller with two
-# namespaces, -d emu:...,ns=2/2 runs on namespace 2 (text and JSON say
-# so). A suffix that names no
-# namespace, or disagrees with --nsid, is a usage error (exit 2).
+# URI form; the library's grammar, lib/pcie/transport.h): on an emulated
+# controller with two namespaces, -d emu:...,ns=2/2 runs on namespace 2
+# (text and JSON say so). A suffix that names no namespace, or disagrees
+# with --nsid, is a usage error (exit 2).
 PERF=${1:?usage: test_nsid.sh PATH/TO/nvq-perf}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

@@ -260,6 +260,12 @@ int main(void)
 	CHECK(text && strstr(text, "clat percentiles (usec)"));
 	CHECK(text && strstr(text, "99.99th=["));
 	CHECK(text && strstr(text, "slat (nsec): min=100, max=149"));
+	/* the clat split: whole ns as integers, no ".00" */
+	CHECK(text && strstr(text, "host (nsec): p50=913, p99=99"));
+	CHECK(text && !strstr(text, "913.00"));
+	/* fio's percentile units: values >= 2 us and above 99999 ns: usec,
+	 * no 9-digit nanoseconds */
+	CHECK(text && !strstr(text, "percentiles (nsec)"));
 	CHECK(text && strstr(text, "haltpoll idle="));
 	CHECK(text && strstr(text, "cpu1: "));
 	CHECK(text && strstr(text, "cpu/io       : process 20us, machine "

@@ -461,9 +461,18 @@ int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 
 		char name[48];
 
-		if ((c->required & od->flag) && !(seen & od->flag))
-			return usage_error(c, "missing %s",
-					   opt_name(od, name, sizeof(name)));
+		if (!(c->required & od->flag) || (seen & od->flag))
+			continue;
+		/*
+		 * A URI with a '/' may end in /NSID: whether it does is the
+		 * library's grammar, read when open_ctrl() opens it.
+		 */
+		if (od->flag == OPT_NSID && a->npos && strchr(a->pos[0], '/')) {
+			a->need_nsid = true;
+			continue;
+		}
+		return usage_error(c, "missing %s",
+				   opt_name(od, name, sizeof(name)));
 	}
 	for (int i = 0; i < c->nxopts; i++) {
 		char name[64];

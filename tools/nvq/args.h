@@ -45,9 +45,12 @@ enum {
 	"  URI                      the controller: emu:[key=value,...] for the\n" \
 	"                           emulator (e.g. emu:file=disk.img,size=64M),\n" \
 	"                           vfio:DDDD:BB:DD.F for a PCI function bound to\n" \
-	"                           vfio-pci (see 'nvq list')\n"
+	"                           vfio-pci (see 'nvq list'); /NSID at the end\n" \
+	"                           (emu:ns=2/2, vfio:0000:01:00.0/1) names a\n" \
+	"                           namespace\n"
 #define HELP_NSID \
-	"  -n, --namespace-id=NSID  namespace id (see 'nvq list')\n"
+	"  -n, --namespace-id=NSID  namespace id (see 'nvq list'); optional when\n" \
+	"                           the URI ends in /NSID (both: they must agree)\n"
 #define HELP_SLBA \
 	"  -s, --start-block=SLBA   first logical block (default 0)\n"
 #define HELP_COUNT_NOTE \
@@ -117,6 +120,9 @@ struct args {
 	/* command timeouts for nvq_opts; 0 = the library's default */
 	unsigned int io_timeout_ms, admin_timeout_ms;
 	bool has_nsid, has_count;
+	/* -n is required but was not given: the URI's /NSID must name it
+	 * (open_ctrl() takes it from nvq_ctrl_uri_nsid()) */
+	bool need_nsid;
 	/* read/write: -z bytes of -d, -f, and the metadata/PI options */
 	uint64_t data_size, md_size;
 	const char *metadata;

@@ -55,8 +55,20 @@ int confirm(const struct cmd *c, bool force, const char *what);
 
 /* ctrl.c */
 
-/* Open @uri for one command at a time; EXIT_FAIL with a message if not. */
+/*
+ * The arguments of the command that runs (main.c sets them): opening its
+ * URI (a->pos[0]) reconciles -n with the URI's /NSID.
+ */
+void set_cmd_args(struct args *a);
+/*
+ * Open @uri for one command at a time; EXIT_FAIL with a message if not.
+ * When @uri is the command's URI and the command takes -n, a /NSID on it
+ * fills a missing -n; EXIT_USAGE (the controller closed) when -n names
+ * another namespace, or when a required -n is missing from both.
+ */
 int open_ctrl(const char *uri, struct nvq_ctrl **ctrl);
+/* open_ctrl() without messages or -n: 0 or the library's -errno. */
+int try_open_ctrl(const char *uri, struct nvq_ctrl **ctrl);
 /*
  * Open the controller of an I/O command (a->pos[0]): one queue whose
  * completions are waited for on its interrupt (NVQ_MODE_WAIT), so that
@@ -102,6 +114,33 @@ struct pci_nvme {
 
 /* The NVMe controllers in sysfs, sorted by address; 0 or -errno. */
 int pci_scan(struct pci_nvme **out, size_t *nr);
+
+/* A namespace the kernel's nvme driver made a block device of. */
+struct kernel_ns {
+	char ctrl[32]; /* "nvme0": /dev/nvme0, the controller's char device */
+	char block[48]; /* "nvme0n1": /dev/nvme0n1 */
+	char generic[48]; /* "ng0n1": /dev/ng0n1, the generic char device */
+	int index; /* the controller's instance, 0 of nvme0 */
+	uint32_t nsid; /* 0 if sysfs does not say */
+	uint64_t bytes; /* the block device's size */
+	uint32_t lba_size; /* logical block size */
+	int ms; /* metadata bytes per block, -1 if sysfs does not say */
+};
+
+/*
+ * The controllers (nvmeX) and namespaces of @p, bound to the kernel's
+ * nvme driver, from sysfs: BDF/nvme/nvmeX/nvmeXnY, or with native
+ * multipath the path nvmeXcYnZ whose block device nvmeXnZ is in
+ * /sys/class/nvme-subsystem/nvme-subsysX/. *@ctrls gets the controller
+ * names ("nvme0"; "" if none). Sorted by name; 0 or -errno.
+ */
+int pci_kernel_ns(const struct pci_nvme *p, char *ctrls, size_t len,
+		  struct kernel_ns **out, size_t *nr);
+
+/* pci.ids' "VENDOR DEVICE" names of @vendor:@device into @buf; false if
+ * the file or the IDs are not there. */
+bool pci_ids_name(unsigned int vendor, unsigned int device, char *buf,
+		  size_t len);
 
 /* The commands (main.c's table) */
 int run_list(struct args *a);

@@ -12,12 +12,53 @@
 
 #include "cli.h"
 
-static int open_mode(const char *uri, enum nvq_mode mode, unsigned int io_ms,
-		     unsigned int admin_ms, struct nvq_ctrl **ctrl)
+static struct args *cmd_args;
+
+void set_cmd_args(struct args *a)
+{
+	cmd_args = a;
+}
+
+/*
+ * -n and the URI's /NSID (nvq_ctrl_uri_nsid(): the library read it and
+ * checked that it is active): one may stand for the other, both must
+ * agree.
+ */
+static int uri_nsid(const char *uri, struct nvq_ctrl *ctrl)
+{
+	struct args *a = cmd_args;
+	uint32_t n = nvq_ctrl_uri_nsid(ctrl);
+	char ex[32] = "";
+
+	if (!a || !a->npos || strcmp(uri, a->pos[0]) ||
+	    !(a->cmd->opts & OPT_NSID))
+		return 0;
+	if (n && a->has_nsid && a->nsid != n) {
+		snprintf(ex, sizeof(ex), a->nsid == NVQ_NSID_ALL ? "%#x" : "%u",
+			 a->nsid);
+		return usage_error(
+			a->cmd,
+			"-n %s and the URI's /%u (%s) name different "
+			"namespaces: give one of them, or the same",
+			ex, n, uri);
+	}
+	if (n && !a->has_nsid) {
+		a->nsid = n;
+		a->has_nsid = true;
+	}
+	if (a->need_nsid && !a->has_nsid)
+		return usage_error(a->cmd,
+				   "missing -n/--namespace-id (or a /NSID at "
+				   "the end of the URI)");
+	return 0;
+}
+
+/* nvq_open() for one command at a time: 0 or its negative errno. */
+static int open_quiet(const char *uri, enum nvq_mode mode, unsigned int io_ms,
+		      unsigned int admin_ms, struct nvq_ctrl **ctrl)
 {
 	sigset_t block, old;
 	struct nvq_opts o;
-	const char *msg;
 	int ret;
 
 	nvq_opts_init(&o);
@@ -33,8 +74,29 @@ static int open_mode(const char *uri, enum nvq_mode mode, unsigned int io_ms,
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	ret = nvq_open(uri, &o, ctrl);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!ret)
-		return 0;
+	return ret;
+}
+
+int try_open_ctrl(const char *uri, struct nvq_ctrl **ctrl)
+{
+	return open_quiet(uri, NVQ_MODE_POLL, 0, 0, ctrl);
+}
+
+static int open_mode(const char *uri, enum nvq_mode mode, unsigned int io_ms,
+		     unsigned int admin_ms, struct nvq_ctrl **ctrl)
+{
+	const char *msg;
+	int ret;
+
+	ret = open_quiet(uri, mode, io_ms, admin_ms, ctrl);
+	if (!ret) {
+		ret = uri_nsid(uri, *ctrl);
+		if (ret) {
+			nvq_close(*ctrl);
+			*ctrl = NULL;
+		}
+		return ret;
+	}
 	msg = lib_msg(ret);
 	fail("cannot open '%s': %s", uri, msg);
 	/* unless the library's message already said what a URI looks like */

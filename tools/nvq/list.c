@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * list: the namespaces of the controllers given (the emulated one by
- * default) in nvme-cli's columns, then the PCI NVMe controllers of the
- * machine with their driver and the URI that opens them.
+ * list: every namespace in nvme-cli's `nvme list` columns (Node, Generic,
+ * SN, Model, Namespace, Usage, Format, FW Rev): those of the controllers
+ * given (the emulated one by default), of the PCI functions bound to
+ * vfio-pci (opened, when this user may), and the block devices the
+ * kernel's nvme driver made of the others; then the PCI NVMe controllers
+ * of the machine with their driver and the URI that opens them. Node is
+ * the URI that opens the namespace (URI/NSID) for nvq's, /dev/nvmeXnY for
+ * the kernel's; -o json's DevicePath the same.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +15,25 @@
 #include <string.h>
 
 #include "cli.h"
+
+#define ROW_FMT "%-21s %-21s %-20s %-40s %-9s %-26s %-16s %s\n"
+
+/* One namespace row of the list. */
+struct row {
+	const char *node, *generic; /* Node and Generic */
+	const char *sn, *mn, *fr;
+	uint32_t nsid;
+	int64_t used; /* bytes; -1: not known */
+	uint64_t nlba;
+	uint32_t lba_size;
+	int ms; /* metadata bytes per block; -1: not known */
+	/* JSON only */
+	const char *uri; /* the controller's URI; NULL for the kernel's */
+	const char *transport;
+	const char *address; /* PCI address; NULL for emu: */
+	const char *product;
+	int index; /* the kernel's controller instance; -1 for nvq's */
+};
 
 static bool pci_usable(const struct pci_nvme *p)
 {
@@ -28,12 +52,16 @@ static void si_size(double v, char *buf, size_t len)
 	snprintf(buf, len, "%6.2f %2sB", v, unit[i]);
 }
 
-static void lba_format(uint32_t lbs, unsigned int ms, char *buf, size_t len)
+static void lba_format(uint32_t lbs, int ms, char *buf, size_t len)
 {
+	char meta[16] = "";
+
+	if (ms >= 0)
+		snprintf(meta, sizeof(meta), " + %2d B", ms);
 	if (lbs >= 1024 && !(lbs % 1024))
-		snprintf(buf, len, "%3u KiB + %2u B", lbs / 1024, ms);
+		snprintf(buf, len, "%3u KiB%s", lbs / 1024, meta);
 	else
-		snprintf(buf, len, "%3u   B + %2u B", lbs, ms);
+		snprintf(buf, len, "%3u   B%s", lbs, meta);
 }
 
 static unsigned int ns_ms(const struct nvq_id_ns *id)
@@ -43,23 +71,97 @@ static unsigned int ns_ms(const struct nvq_id_ns *id)
 	return f < 64 ? id->lbaf[f].ms : 0;
 }
 
-/* The namespaces of one controller, as rows of `nvq list`. */
-static int list_ctrl(const char *uri, struct json_writer *w)
+/* nvme-cli's ProductName: the PCI class and pci.ids' names. */
+static void product_name(unsigned int vendor, unsigned int device, char *buf,
+			 size_t len)
 {
-	const struct nvq_id_ctrl *id;
-	struct nvq_ctrl *ctrl;
-	uint32_t small[64], *ids = small;
-	char sn[21], mn[41], fr[9];
-	int n, rc;
+	char names[512];
 
-	rc = open_ctrl(uri, &ctrl);
-	if (rc)
-		return rc;
-	id = nvq_ctrl_id(ctrl);
-	if (!id) {
-		nvq_close(ctrl);
-		return fail("%s: no Identify Controller data", uri);
+	if (!pci_ids_name(vendor, device, names, sizeof(names)))
+		snprintf(names, sizeof(names), "Vendor %04x Device %04x",
+			 vendor, device);
+	snprintf(buf, len, "Non-Volatile memory controller: %s", names);
+}
+
+static void print_row(const struct row *r, struct json_writer *w)
+{
+	char used[32], max[32], usage[80], fmt[32], ns[16];
+
+	if (w) {
+		json_begin_object(w, NULL);
+		if (r->uri)
+			json_string(w, "URI", r->uri);
+		else
+			json_null(w, "URI");
+		json_string(w, "Transport", r->transport);
+		if (r->address)
+			json_string(w, "Address", r->address);
+		json_uint(w, "NameSpace", r->nsid);
+		json_string(w, "DevicePath", r->node);
+		if (r->generic)
+			json_string(w, "GenericPath", r->generic);
+		json_string(w, "Firmware", r->fr);
+		json_int(w, "Index", r->index);
+		json_string(w, "ModelNumber", r->mn);
+		json_string(w, "ProductName", r->product);
+		json_string(w, "SerialNumber", r->sn);
+		if (r->used >= 0)
+			json_uint(w, "UsedBytes", (uint64_t)r->used);
+		else
+			json_null(w, "UsedBytes");
+		json_uint(w, "MaximumLBA", r->nlba);
+		json_uint(w, "PhysicalSize", r->nlba * r->lba_size);
+		json_uint(w, "SectorSize", r->lba_size);
+		json_end_object(w);
+		return;
 	}
+	if (r->used >= 0)
+		si_size((double)r->used, used, sizeof(used));
+	else
+		snprintf(used, sizeof(used), "%10s", "-");
+	si_size((double)r->nlba * r->lba_size, max, sizeof(max));
+	snprintf(usage, sizeof(usage), "%s / %s", used, max);
+	lba_format(r->lba_size, r->ms, fmt, sizeof(fmt));
+	snprintf(ns, sizeof(ns), "%u", r->nsid);
+	printf(ROW_FMT, r->node, r->generic ? r->generic : "-", r->sn, r->mn,
+	       ns, usage, fmt, r->fr);
+}
+
+/* A row that is no namespace: @what in the Namespace..Format columns. */
+static void print_note(const char *node, const char *sn, const char *mn,
+		       const char *what, const char *fr)
+{
+	printf("%-21s %-21s %-20s %-40s %-53s %s\n", node, "-", sn, mn, what,
+	       fr);
+}
+
+/*
+ * The URI that opens namespace @nsid of the controller @uri (which names
+ * none): the vfio grammar puts /NSID after the address, emu's at the end.
+ */
+static void ns_uri(const char *uri, uint32_t nsid, char *buf, size_t len)
+{
+	size_t at = strlen(uri);
+
+	if (!strncmp(uri, "vfio:", 5))
+		at = strcspn(uri, ",");
+	snprintf(buf, len, "%.*s/%u%s", (int)at, uri, nsid, uri + at);
+}
+
+/*
+ * The namespaces of the open controller @ctrl (@uri) as rows; only the
+ * one its URI names, if it names one.
+ */
+static int list_open(const char *uri, struct nvq_ctrl *ctrl, const char *addr,
+		     const char *product, struct json_writer *w)
+{
+	const struct nvq_id_ctrl *id = nvq_ctrl_id(ctrl);
+	uint32_t small[64], *ids = small, only = nvq_ctrl_uri_nsid(ctrl);
+	char sn[21], mn[41], fr[9];
+	int n, rc = EXIT_OK;
+
+	if (!id)
+		return fail("%s: no Identify Controller data", uri);
 	dev_string(id->sn, sizeof(id->sn), sn);
 	dev_string(id->mn, sizeof(id->mn), mn);
 	dev_string(id->fr, sizeof(id->fr), fr);
@@ -70,10 +172,8 @@ static int list_ctrl(const char *uri, struct json_writer *w)
 	n = nvq_ns_list(ctrl, small, ARRAY_SIZE(small));
 	if (n > (int)ARRAY_SIZE(small)) {
 		ids = calloc((size_t)n, sizeof(*ids));
-		if (!ids) {
-			nvq_close(ctrl);
+		if (!ids)
 			return fail("out of memory");
-		}
 		n = nvq_ns_list(ctrl, ids, (unsigned int)n);
 	}
 	if (n < 0) {
@@ -81,43 +181,127 @@ static int list_ctrl(const char *uri, struct json_writer *w)
 		n = 0;
 	}
 	if (!n && !w)
-		printf("%-21s %-9s %-20s %-40s %-26s %-16s %s\n", uri, "-", sn,
-		       mn, "(no active namespaces)", "", fr);
+		print_note(uri, sn, mn, "(no active namespaces)", fr);
 	for (int i = 0; i < n; i++) {
 		struct nvq_ns_info ns;
-		char used[32], max[32], fmt[32];
+		char node[512];
+		struct row r = {
+			.node = node,
+			.sn = sn,
+			.mn = mn,
+			.fr = fr,
+			.uri = uri,
+			.transport = strncmp(uri, "vfio:", 5) ? "emu" : "pcie",
+			.address = addr,
+			.product = product,
+			.index = -1,
+		};
 
-		if (nvq_ns_info(ctrl, ids[i], &ns) || !ns.id)
+		if ((only && ids[i] != only) ||
+		    nvq_ns_info(ctrl, ids[i], &ns) || !ns.id)
 			continue;
-		if (w) {
-			json_begin_object(w, NULL);
-			json_string(w, "URI", uri);
-			json_string(w, "Transport",
-				    strncmp(uri, "vfio:", 5) ? "emu" : "pcie");
-			json_uint(w, "NameSpace", ns.nsid);
-			json_string(w, "Firmware", fr);
-			json_string(w, "ModelNumber", mn);
-			json_string(w, "SerialNumber", sn);
-			json_uint(w, "UsedBytes", ns.id->nuse * ns.lba_size);
-			json_uint(w, "MaximumLBA", ns.nlba);
-			json_uint(w, "PhysicalSize", ns.nlba * ns.lba_size);
-			json_uint(w, "SectorSize", ns.lba_size);
-			json_end_object(w);
-			continue;
-		}
-		si_size((double)ns.id->nuse * ns.lba_size, used, sizeof(used));
-		si_size((double)ns.nlba * ns.lba_size, max, sizeof(max));
-		lba_format(ns.lba_size, ns_ms(ns.id), fmt, sizeof(fmt));
-		printf("%-21s %-9u %-20s %-40s %s / %s %-16s %s\n", uri,
-		       ns.nsid, sn, mn, used, max, fmt, fr);
+		if (only)
+			snprintf(node, sizeof(node), "%s", uri);
+		else
+			ns_uri(uri, ns.nsid, node, sizeof(node));
+		r.nsid = ns.nsid;
+		r.used = (int64_t)(ns.id->nuse * ns.lba_size);
+		r.nlba = ns.nlba;
+		r.lba_size = ns.lba_size;
+		r.ms = (int)ns_ms(ns.id);
+		print_row(&r, w);
 	}
 	if (ids != small)
 		free(ids);
+	return rc;
+}
+
+/* A controller named on the command line: a failure is the command's. */
+static int list_uri(const char *uri, struct json_writer *w)
+{
+	struct nvq_ctrl *ctrl;
+	int rc;
+
+	rc = open_ctrl(uri, &ctrl);
+	if (rc)
+		return rc;
+	rc = list_open(uri, ctrl, NULL, "nvq emulated NVMe controller", w);
 	nvq_close(ctrl);
 	return rc;
 }
 
-static void list_pci_normal(const struct pci_nvme *p, size_t n)
+/*
+ * A PCI function bound to vfio-pci: its namespaces when it opens; when
+ * not (busy in another process, no permission on its group, ...) the
+ * reason goes into its row (and *@why for JSON), and the list goes on.
+ */
+static void list_vfio(const struct pci_nvme *p, struct json_writer *w,
+		      char *why, size_t wlen)
+{
+	char uri[80], product[600], what[600];
+	struct nvq_ctrl *ctrl;
+	int rc;
+
+	why[0] = '\0';
+	snprintf(uri, sizeof(uri), "vfio:%s", p->bdf);
+	product_name(p->vendor, p->device, product, sizeof(product));
+	rc = try_open_ctrl(uri, &ctrl);
+	if (rc) {
+		snprintf(why, wlen, "%s", lib_msg(rc));
+		if (!w) {
+			snprintf(what, sizeof(what), "(cannot open: %s)", why);
+			print_note(uri, "-", p->model[0] ? p->model : "-", what,
+				   "-");
+		}
+		return;
+	}
+	list_open(uri, ctrl, p->bdf, product, w);
+	nvq_close(ctrl);
+}
+
+/* A PCI function the kernel's nvme driver owns: its block devices. */
+static void list_kernel(const struct pci_nvme *p, struct json_writer *w,
+			char *ctrls, size_t clen)
+{
+	char product[600], node[64], generic[64];
+	struct kernel_ns *ns;
+	size_t n;
+
+	product_name(p->vendor, p->device, product, sizeof(product));
+	if (pci_kernel_ns(p, ctrls, clen, &ns, &n))
+		return;
+	if (!n && ctrls[0] && !w) {
+		snprintf(node, sizeof(node), "/dev/%.32s", ctrls);
+		print_note(node, p->serial, p->model, "(no namespaces)",
+			   p->firmware);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct row r = {
+			.node = node,
+			.generic = generic,
+			.sn = p->serial,
+			.mn = p->model,
+			.fr = p->firmware,
+			.nsid = ns[i].nsid,
+			.used = -1, /* NUSE: nvq sends the kernel no command */
+			.lba_size = ns[i].lba_size ? ns[i].lba_size : 512,
+			.ms = ns[i].ms,
+			.transport = "pcie",
+			.address = p->bdf,
+			.product = product,
+			.index = ns[i].index,
+		};
+
+		snprintf(node, sizeof(node), "/dev/%s", ns[i].block);
+		snprintf(generic, sizeof(generic), "/dev/%s", ns[i].generic);
+		r.nlba = ns[i].bytes / r.lba_size;
+		print_row(&r, w);
+	}
+	free(ns);
+}
+
+static void list_pci_normal(const struct pci_nvme *p, char (*ctrls)[64],
+			    size_t n)
 {
 	if (!n) {
 		printf("\nNo PCI NVMe controllers found.\n");
@@ -129,10 +313,12 @@ static void list_pci_normal(const struct pci_nvme *p, size_t n)
 	       "----------", "------------------------------",
 	       "----------------------------------------");
 	for (size_t i = 0; i < n; i++) {
-		char uri[80];
+		char uri[96];
 
 		if (pci_usable(&p[i]))
 			snprintf(uri, sizeof(uri), "vfio:%s", p[i].bdf);
+		else if (ctrls[i][0])
+			snprintf(uri, sizeof(uri), "- (/dev/%s)", ctrls[i]);
 		else
 			snprintf(uri, sizeof(uri), "- (bind to vfio-pci)");
 		printf("%-14s %04x:%04x %-10s %-30s %s\n", p[i].bdf,
@@ -142,7 +328,7 @@ static void list_pci_normal(const struct pci_nvme *p, size_t n)
 }
 
 static void list_pci_json(struct json_writer *w, const struct pci_nvme *p,
-			  size_t n)
+			  char (*ctrls)[64], char (*why)[512], size_t n)
 {
 	json_begin_array(w, "PCIControllers");
 	for (size_t i = 0; i < n; i++) {
@@ -158,6 +344,19 @@ static void list_pci_json(struct json_writer *w, const struct pci_nvme *p,
 			json_string(w, "URI", uri);
 		} else {
 			json_null(w, "URI");
+		}
+		if (why[i][0])
+			json_string(w, "Error", why[i]);
+		if (ctrls[i][0]) {
+			char dev[80], *save = NULL, *c;
+
+			json_begin_array(w, "Controllers");
+			for (c = strtok_r(ctrls[i], ",", &save); c;
+			     c = strtok_r(NULL, ",", &save)) {
+				snprintf(dev, sizeof(dev), "/dev/%s", c);
+				json_string(w, NULL, dev);
+			}
+			json_end_array(w);
 		}
 		if (p[i].model[0]) {
 			json_string(w, "ModelNumber", p[i].model);
@@ -175,44 +374,62 @@ int run_list(struct args *a)
 	char **uris = a->npos ? a->pos : def_uri;
 	int nuris = a->npos ? a->npos : 1;
 	struct json_writer w, *wp = NULL;
+	char(*ctrls)[64] = NULL, (*why)[512] = NULL;
 	struct pci_nvme *pci;
 	size_t npci;
 	int rc = EXIT_OK, ret;
 
+	ret = pci_scan(&pci, &npci);
+	if (ret)
+		rc = fail("cannot scan PCI devices: %s", strerror(-ret));
+	if (npci) {
+		ctrls = calloc(npci, sizeof(*ctrls));
+		why = calloc(npci, sizeof(*why));
+		if (!ctrls || !why) {
+			free(ctrls);
+			free(why);
+			free(pci);
+			return fail("out of memory");
+		}
+	}
 	if (a->fmt == FMT_JSON) {
 		wp = &w;
 		json_init(wp, stdout, true);
 		json_begin_object(wp, NULL);
 		json_begin_array(wp, "Devices");
 	} else {
-		printf("%-21s %-9s %-20s %-40s %-26s %-16s %s\n", "URI",
-		       "Namespace", "SN", "Model", "Usage", "Format", "FW Rev");
-		printf("%-21s %-9s %-20s %-40s %-26s %-16s %s\n",
-		       "---------------------", "---------",
-		       "--------------------",
-		       "----------------------------------------",
+		printf(ROW_FMT, "Node", "Generic", "SN", "Model", "Namespace",
+		       "Usage", "Format", "FW Rev");
+		printf(ROW_FMT, "---------------------",
+		       "---------------------", "--------------------",
+		       "----------------------------------------", "---------",
 		       "--------------------------", "----------------",
 		       "--------");
 	}
 	for (int i = 0; i < nuris; i++)
-		if (list_ctrl(uris[i], wp))
+		if (list_uri(uris[i], wp))
 			rc = EXIT_FAIL;
+	for (size_t i = 0; i < npci; i++) {
+		if (pci_usable(&pci[i]))
+			list_vfio(&pci[i], wp, why[i], sizeof(why[i]));
+		else if (!strcmp(pci[i].driver, "nvme"))
+			list_kernel(&pci[i], wp, ctrls[i], sizeof(ctrls[i]));
+	}
 
-	ret = pci_scan(&pci, &npci);
-	if (ret)
-		rc = fail("cannot scan PCI devices: %s", strerror(-ret));
 	if (wp) {
 		json_end_array(wp);
-		list_pci_json(wp, pci, npci);
+		list_pci_json(wp, pci, ctrls, why, npci);
 		json_end_object(wp);
 		if (finish_json(wp))
 			rc = EXIT_FAIL;
 	} else {
-		list_pci_normal(pci, npci);
+		list_pci_normal(pci, ctrls, npci);
 		if (fflush(stdout))
 			rc = fail("cannot write to standard output: %s",
 				  strerror(errno));
 	}
+	free(ctrls);
+	free(why);
 	free(pci);
 	return rc;
 }

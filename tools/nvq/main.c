@@ -327,5 +327,6 @@ int main(int argc, char **argv)
 	rc = parse_args(c, argc - 1, argv + 1, &a);
 	if (rc != CONTINUE)
 		return rc;
+	set_cmd_args(&a);
 	return c->run(&a);
 }

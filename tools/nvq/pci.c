@@ -2,7 +2,9 @@
 /*
  * The PCI side of nvq: the NVMe controllers sysfs lists, and setup /
  * reset, which hand a controller to vfio-pci and back to the kernel's
- * nvme driver. NVQ_SYSFS_PCI replaces /sys/bus/pci/devices (for tests).
+ * nvme driver. Test aids: NVQ_SYSFS_PCI replaces /sys/bus/pci/devices,
+ * NVQ_SYSFS_NVME_SUBSYS /sys/class/nvme-subsystem, NVQ_PCI_IDS the
+ * pci.ids file.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -149,6 +151,194 @@ int pci_scan(struct pci_nvme **out, size_t *nr)
 	*out = v;
 	*nr = n;
 	return 0;
+}
+
+/* --- the kernel's namespaces of a controller --------------------------- */
+
+static const char *subsys_root(void)
+{
+	const char *root = getenv("NVQ_SYSFS_NVME_SUBSYS");
+
+	return root && *root ? root : "/sys/class/nvme-subsystem";
+}
+
+/* The namespace block device in @dir (nsid, size, block sizes) into @k. */
+static void read_ns(const char *dir, struct kernel_ns *k)
+{
+	char path[PATH_MAX];
+	long v;
+
+	k->ms = -1;
+	if (path_join(path, sizeof(path), dir, "nsid") &&
+	    !nvq_sysfs_read_long(path, 10, &v) && v > 0 && v <= 0xffffffffL)
+		k->nsid = (uint32_t)v;
+	/* "size" counts 512-byte sectors whatever the LBA size */
+	if (path_join(path, sizeof(path), dir, "size") &&
+	    !nvq_sysfs_read_long(path, 10, &v) && v > 0)
+		k->bytes = (uint64_t)v * 512;
+	if (path_join(path, sizeof(path), dir, "queue/logical_block_size") &&
+	    !nvq_sysfs_read_long(path, 10, &v) && v > 0 && v <= 1L << 20)
+		k->lba_size = (uint32_t)v;
+	if (path_join(path, sizeof(path), dir, "metadata_bytes") &&
+	    !nvq_sysfs_read_long(path, 10, &v) && v >= 0 && v <= 65535)
+		k->ms = (int)v;
+}
+
+static int cmp_kns(const void *a, const void *b)
+{
+	const struct kernel_ns *x = a, *y = b;
+
+	if (x->index != y->index)
+		return x->index - y->index;
+	return strverscmp(x->block, y->block);
+}
+
+/* One namespace entry @name of controller @ctrl (instance @inst) in @cdir. */
+static bool kernel_ns_of(const char *cdir, const char *ctrl, int inst,
+			 const char *name, struct kernel_ns *k)
+{
+	unsigned int x, y, z;
+	char dir[PATH_MAX], head[PATH_MAX];
+	int n = -1;
+
+	memset(k, 0, sizeof(*k));
+	copy_str(k->ctrl, sizeof(k->ctrl), ctrl);
+	k->index = inst;
+	if (sscanf(name, "nvme%uc%un%u%n", &x, &y, &z, &n) == 3 &&
+	    n == (int)strlen(name)) {
+		/* native multipath: the path's block device is the head's */
+		snprintf(k->block, sizeof(k->block), "nvme%un%u", x, z);
+		snprintf(k->generic, sizeof(k->generic), "ng%un%u", y, z);
+		snprintf(head, sizeof(head), "%s/nvme-subsys%u/%s",
+			 subsys_root(), x, k->block);
+		if (path_join(dir, sizeof(dir), cdir, name))
+			read_ns(dir, k);
+		if (!access(head, F_OK))
+			read_ns(head, k);
+		return true;
+	}
+	n = -1;
+	if (sscanf(name, "nvme%un%u%n", &x, &z, &n) == 2 &&
+	    n == (int)strlen(name)) {
+		copy_str(k->block, sizeof(k->block), name);
+		snprintf(k->generic, sizeof(k->generic), "ng%un%u", x, z);
+		if (path_join(dir, sizeof(dir), cdir, name))
+			read_ns(dir, k);
+		return true;
+	}
+	return false;
+}
+
+int pci_kernel_ns(const struct pci_nvme *p, char *ctrls, size_t len,
+		  struct kernel_ns **out, size_t *nr)
+{
+	char dev[PATH_MAX], dir[PATH_MAX];
+	struct kernel_ns *v = NULL;
+	struct dirent *de;
+	size_t n = 0, cl = 0;
+	DIR *d;
+
+	*out = NULL;
+	*nr = 0;
+	ctrls[0] = '\0';
+	if (!path_join(dev, sizeof(dev), pci_root(), p->bdf) ||
+	    !path_join(dir, sizeof(dir), dev, "nvme"))
+		return -ENAMETOOLONG;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		char cdir[PATH_MAX];
+		struct dirent *e;
+		unsigned int inst;
+		int k = -1;
+		DIR *c;
+
+		if (sscanf(de->d_name, "nvme%u%n", &inst, &k) != 1 ||
+		    k != (int)strlen(de->d_name) ||
+		    !path_join(cdir, sizeof(cdir), dir, de->d_name))
+			continue;
+		if (cl < len)
+			cl += (size_t)snprintf(ctrls + cl, len - cl, "%s%s",
+					       cl ? "," : "", de->d_name);
+		c = opendir(cdir);
+		if (!c)
+			continue;
+		while ((e = readdir(c))) {
+			struct kernel_ns ns, *nv;
+
+			if (!kernel_ns_of(cdir, de->d_name, (int)inst,
+					  e->d_name, &ns))
+				continue;
+			nv = realloc(v, (n + 1) * sizeof(*v));
+			if (!nv) {
+				closedir(c);
+				closedir(d);
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+			v[n++] = ns;
+		}
+		closedir(c);
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_kns);
+	*out = v;
+	*nr = n;
+	return 0;
+}
+
+/* One "ID  NAME" line of pci.ids at @indent tabs, for @id; its name. */
+static bool ids_line(const char *line, int indent, unsigned int id, char *name,
+		     size_t len)
+{
+	unsigned int v;
+	int n = -1;
+
+	for (int i = 0; i < indent; i++)
+		if (line[i] != '\t')
+			return false;
+	line += indent;
+	if (*line == '\t' || sscanf(line, "%4x  %n", &v, &n) != 1 || n < 0 ||
+	    v != id)
+		return false;
+	copy_str(name, len, line + n);
+	name[strcspn(name, "\n")] = '\0';
+	return true;
+}
+
+bool pci_ids_name(unsigned int vendor, unsigned int device, char *buf,
+		  size_t len)
+{
+	static const char *const files[] = { "/usr/share/misc/pci.ids",
+					     "/usr/share/hwdata/pci.ids" };
+	const char *env = getenv("NVQ_PCI_IDS");
+	char line[512], vname[256] = "", dname[256] = "";
+	FILE *f = NULL;
+
+	if (env && *env)
+		f = fopen(env, "re");
+	for (size_t i = 0; !f && !env && i < ARRAY_SIZE(files); i++)
+		f = fopen(files[i], "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (!vname[0]) {
+			ids_line(line, 0, vendor, vname, sizeof(vname));
+			continue;
+		}
+		if (line[0] != '\t' && line[0] != '#')
+			break; /* the next vendor */
+		if (ids_line(line, 1, device, dname, sizeof(dname)))
+			break;
+	}
+	fclose(f);
+	if (!vname[0] || !dname[0])
+		return false;
+	snprintf(buf, len, "%s %s", vname, dname);
+	return true;
 }
 
 /* --- setup / release: hand a controller to vfio-pci and back ---------- */

@@ -240,7 +240,12 @@ static void md_text(FILE *f, const struct perf_result *r)
 		perf_pi_chk_name(m->prchk, chk, sizeof(chk)), m->apptag,
 		m->appmask, m->pi_verify ? ", host verifies reads" : "");
 }
-/* One half of the emulator's clat split: median, p99, max and mean. */
+/*
+ * One half of the emulator's clat split: median, p99, max and mean, in
+ * the unit fio's lat lines pick; the histogram's values are whole
+ * nanoseconds, so they print as integers (as fio's min/max), the mean
+ * with two decimals.
+ */
 static void split_line(FILE *f, const char *name, const struct perf_hist *h)
 {
 	uint64_t v[2];
@@ -250,7 +255,7 @@ static void split_line(FILE *f, const char *name, const struct perf_hist *h)
 
 	perf_hist_percentiles(h, p, 2, v);
 	perf_lat_unit(h->min, perf_hist_mean(h), &div, &unit);
-	fprintf(f, "    %6s (%s): p50=%.2f, p99=%.2f, max=%.2f, avg=%.2f\n",
+	fprintf(f, "    %6s (%s): p50=%.0f, p99=%.0f, max=%.0f, avg=%.2f\n",
 		name, unit, v[0] / div, v[1] / div, h->max / div,
 		perf_hist_mean(h) / div);
 }

@@ -16,8 +16,7 @@
 #include "format.h"
 #include "job.h"
 #include "run.h"
-#include "uri.h"
-#include "vfio.h" /* the library's vfio URI parser: the /NSID */
+#include "transport.h" /* the library's URI grammar: the /NSID */
 
 /* Status line refresh, in sampling intervals. */
 #define STATUS_EVERY 2
@@ -480,24 +479,16 @@ static uint32_t make_run_id(void)
 }
 
 /*
- * The namespace -d names with its /NSID suffix (uri.h) into *@nsid (0:
- * none) and the URI to open into *@open (@buf holds it when the suffix
- * came off). A vfio: URI keeps it: the library's parser reads it there
- * and opening ignores it.
+ * The namespace -d names with its /NSID suffix into *@nsid (0: none) and
+ * the URI without it into @buf: the library's grammar (nvq_open() reads
+ * it alike), so that a malformed suffix is a usage error before any open.
  */
 static int uri_nsid(const struct perf_config *cfg, char *buf, size_t len,
-		    const char **open, uint32_t *nsid, char *err, size_t errlen)
+		    uint32_t *nsid, char *err, size_t errlen)
 {
-	struct nvq_vfio_params vp;
-
-	if (perf_uri_split_nsid(cfg->uri, buf, len, open, nsid, err, errlen))
-		return PERF_EUSAGE;
-	if (!strncmp(cfg->uri, "vfio:", 5)) {
-		if (nvq_vfio_parse(cfg->uri + 5, &vp))
-			return usage_err(err, errlen, "-d %s: %s", cfg->uri,
-					 nvq_errmsg());
-		*nsid = vp.nsid;
-	}
+	if (nvq_uri_split_nsid(cfg->uri, buf, len, nsid))
+		return usage_err(err, errlen, "-d %s: %s", cfg->uri,
+				 nvq_errmsg());
 	if (*nsid && cfg->nsid && *nsid != cfg->nsid)
 		return usage_err(err, errlen,
 				 "--nsid %u: -d %s names namespace %u",
@@ -812,9 +803,10 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 		opts.queue_depth = per_queue + 1 > 65536 ?
 					   65536 :
 					   (unsigned int)per_queue + 1;
-	rc = uri_nsid(cfg, nsbuf, sizeof(nsbuf), &dev_uri, &nsid, err, errlen);
+	rc = uri_nsid(cfg, nsbuf, sizeof(nsbuf), &nsid, err, errlen);
 	if (rc)
 		return rc;
+	dev_uri = nsbuf;
 	/* On the emulator, completions carry their posting time. */
 	open_uri =
 		perf_stamp_uri(dev_uri, uribuf, sizeof(uribuf), &tgt.stamped);
