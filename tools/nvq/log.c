@@ -133,36 +133,6 @@ static int write_raw(const void *data, size_t len)
 	return EXIT_OK;
 }
 
-/*
- * nvme-cli's d(): a header of column numbers, then 16 bytes a line after
- * the offset, and the printable characters in quotes.
- */
-static void hex_dump(const uint8_t *buf, size_t len)
-{
-	char ascii[17];
-	size_t i;
-
-	printf("     ");
-	for (i = 0; i < 16; i++)
-		printf("%3zx", i);
-	for (i = 0; i < len; i++) {
-		if (i % 16 == 0)
-			printf("\n%04zx:", i);
-		printf(" %02x", buf[i]);
-		ascii[i % 16] = buf[i] >= '!' && buf[i] <= '~' ? (char)buf[i] :
-								 '.';
-		if (i % 16 == 15)
-			printf(" \"%.16s\"", ascii);
-	}
-	if (len % 16) {
-		int missing = (int)(16 - len % 16);
-
-		printf(" %*s \"%.*s\"", 3 * missing, "", (int)(len % 16),
-		       ascii);
-	}
-	printf("\n");
-}
-
 /* Kelvin to Celsius as nvme-cli prints it */
 static long celsius(unsigned int kelvin)
 {
