@@ -7,13 +7,67 @@
 # shared libraries ldd names.
 #
 # usage: build-initramfs.sh OUT.cpio.gz KVER PROGRAM...
+#        build-initramfs.sh --add OUT.cpio.gz PROGRAM...
+# --add packs the programs and their libraries alone: an archive to
+# append to a full one (the kernel unpacks concatenated archives in
+# turn), for an entry that needs programs the others do not.
 set -eu
 
-out=$1
-kver=$2
+add=
+if [ "${1:-}" = --add ]; then
+	add=1
+	out=$2
+	kver=
+else
+	out=$1
+	kver=$2
+fi
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 moddir=/lib/modules/$kver
+
+# programs PROGRAM...: into /nvq/bin, with the shared libraries ldd
+# names in /nvq/lib (the loader where it is named, and under its
+# canonical x86-64 name too).
+programs() {
+	for prog in "$@"; do
+		cp "$prog" "$root/nvq/bin/"
+		ldd "$prog" 2>/dev/null | awk '/=> \// { print $3 } /^\t\// { print $1 }' |
+		while read -r lib; do
+			case $lib in
+			*/ld-linux*) mkdir -p "$root$(dirname "$lib")"
+				cp -L "$lib" "$root$lib" ;;
+			*) cp -L "$lib" "$root/nvq/lib/" ;;
+			esac
+		done
+	done
+	# The dynamic loader under its canonical x86-64 name too.
+	if [ -e /lib64/ld-linux-x86-64.so.2 ] && [ ! -e "$root/lib64/ld-linux-x86-64.so.2" ]; then
+		mkdir -p "$root/lib64"
+		cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
+	fi
+}
+
+# pack: the cpio archive of $root, gzipped, as $out.
+pack() {
+	tmp=$out.tmp.$$
+	cpio=cpio
+	command -v cpio >/dev/null 2>&1 || cpio="$busybox cpio"
+	# shellcheck disable=SC2086
+	(cd "$root" && find . | $cpio -o -H newc 2>/dev/null) | gzip -1 >"$tmp"
+	mv "$tmp" "$out"
+}
+
+if [ -n "$add" ]; then
+	work=$(mktemp -d "${TMPDIR:-/tmp}/nvq-initramfs.XXXXXX")
+	trap 'rm -rf "$work"' EXIT
+	root=$work/root
+	mkdir -p "$root/nvq/bin" "$root/nvq/lib"
+	busybox=$(command -v busybox || true)
+	programs "$@"
+	pack
+	exit 0
+fi
 
 busybox=$(command -v busybox || true)
 if [ -z "$busybox" ]; then
@@ -75,23 +129,7 @@ awk -v list="$deps" 'BEGIN { while ((getline l < list) > 0) keep[l] = 1 }
 [ -s "$root/lib/modules/$kver/modules.dep" ] ||
 	{ echo "build-initramfs: no vfio modules in $moddir" >&2; exit 1; }
 
-# Programs and their shared libraries.
-for prog in "$@"; do
-	cp "$prog" "$root/nvq/bin/"
-	ldd "$prog" 2>/dev/null | awk '/=> \// { print $3 } /^\t\// { print $1 }' |
-	while read -r lib; do
-		case $lib in
-		*/ld-linux*) mkdir -p "$root$(dirname "$lib")"
-			cp -L "$lib" "$root$lib" ;;
-		*) cp -L "$lib" "$root/nvq/lib/" ;;
-		esac
-	done
-done
-# The dynamic loader under its canonical x86-64 name too.
-if [ -e /lib64/ld-linux-x86-64.so.2 ] && [ ! -e "$root/lib64/ld-linux-x86-64.so.2" ]; then
-	mkdir -p "$root/lib64"
-	cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
-fi
+programs "$@"
 
 cp "$here/guest-init.sh" "$root/init"
 chmod 755 "$root/init"
@@ -100,9 +138,4 @@ echo "nvq:x:1000:1000:nvq:/tmp:/bin/sh" >>"$root/etc/passwd"
 echo "root:x:0:" >"$root/etc/group"
 echo "nvq:x:1000:" >>"$root/etc/group"
 
-tmp=$out.tmp.$$
-cpio=cpio
-command -v cpio >/dev/null 2>&1 || cpio="$busybox cpio"
-# shellcheck disable=SC2086
-(cd "$root" && find . | $cpio -o -H newc 2>/dev/null) | gzip -1 >"$tmp"
-mv "$tmp" "$out"
+pack

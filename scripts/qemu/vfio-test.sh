@@ -21,6 +21,11 @@
 #                PRACT and with PI computed on the host, the check errors
 #                (guard, application and reference tag) QEMU reports,
 #                nvq-perf and fio's verify on the type 1 namespace
+#   nvmecli      one controller, two namespaces (512/4096): nvq's -o json
+#                (id-ctrl, id-ns, list, the logs) through vfio, then
+#                nvme-cli's on the kernel driver after 'nvq release';
+#                every nvme-cli key in nvq's output with its JSON type,
+#                identity values equal (scripts/qemu/json-parity.py)
 # Every controller offers shadow doorbells (QEMU's default) and the
 # guest program checks that nvq uses them.
 set -eu
@@ -45,6 +50,8 @@ disk() {
 	qemu_args="$qemu_args $*"
 }
 qemu_args=
+initrd=
+post=
 
 case $entry in
 controllers)
@@ -427,6 +434,78 @@ fio_pi() {
 nvq_run fio-pi1 fio_pi
 EOF
 	;;
+nvmecli)
+	# nvme-cli's JSON against nvq's on one controller: nvq through vfio,
+	# then nvme-cli on the kernel driver after 'nvq release'. The guest
+	# prints both; json-parity.py compares them here, after it exited.
+	# nvme-cli and its libraries travel in an archive appended to the
+	# initramfs of this entry alone.
+	nvme=$(command -v nvme || true)
+	if [ -z "$nvme" ] || ! command -v python3 >/dev/null 2>&1; then
+		echo "FAIL: nvme-cli and python3 are needed (apt-get install nvme-cli)"
+		exit 1
+	fi
+	sh "$src/scripts/qemu/build-initramfs.sh" --add "$tmp/nvme.cpio.gz" \
+		"$nvme" || { echo "FAIL: packing nvme-cli"; exit 1; }
+	cat "$INITRD" "$tmp/nvme.cpio.gz" >"$tmp/initrd.cpio.gz"
+	initrd=$tmp/initrd.cpio.gz
+	post="python3 $src/scripts/qemu/json-parity.py $build/vfio-$entry.log"
+	disk c1
+	disk c2
+	qemu_args="$qemu_args
+		-device nvme,serial=nvq-cli,id=n0,addr=04.0
+		-device nvme-ns,drive=c1,bus=n0,nsid=1
+		-device nvme-ns,drive=c2,bus=n0,nsid=2,logical_block_size=4096,physical_block_size=4096"
+	cat >"$script" <<'EOF'
+# No kernel messages in the middle of the JSON on the console.
+dmesg -n 1
+nvq_load vfio-pci vfio_iommu_type1 nvme || return 1
+nvq_bind vfio-pci 0000:00:04.0 || return 1
+# dump TOOL NAME CMD...: CMD's output between markers, with its status.
+dump() {
+	dtool=$1
+	dname=$2
+	shift 2
+	"$@" >/tmp/j.out 2>/tmp/j.err
+	drc=$?
+	echo "NVQ-JSON-BEGIN $dtool $dname rc=$drc"
+	cat /tmp/j.out
+	echo "NVQ-JSON-END $dtool $dname"
+	sed 's/^/guest: stderr: /' /tmp/j.err
+	echo "guest: $dtool $dname: exit $drc"
+}
+# The log commands as far as this nvq has them.
+LOGS="smart-log error-log fw-log sanitize-log"
+U=vfio:0000:00:04.0
+nvq_side() {
+	dump nvq id-ctrl nvq id-ctrl $U -o json
+	dump nvq id-ns-1 nvq id-ns $U -n 1 -o json
+	dump nvq id-ns-2 nvq id-ns $U -n 2 -o json
+	dump nvq list nvq list $U -o json
+	for l in $LOGS; do
+		if nvq help $l >/dev/null 2>&1; then
+			dump nvq $l nvq $l $U -o json
+		else
+			echo "guest: nvq has no $l"
+		fi
+	done
+}
+nvq_run nvq-json nvq_side
+# 'nvq release': the kernel's nvme driver takes the controller.
+kernel_side() {
+	nvq release 0000:00:04.0 || return 1
+	nvq_wait_blk nvme0n2 || return 1
+	dump nvme id-ctrl nvme id-ctrl /dev/nvme0 -o json
+	dump nvme id-ns-1 nvme id-ns /dev/nvme0 -n 1 -o json
+	dump nvme id-ns-2 nvme id-ns /dev/nvme0 -n 2 -o json
+	dump nvme list nvme list -o json
+	for l in $LOGS; do
+		dump nvme $l nvme $l /dev/nvme0 -o json
+	done
+}
+nvq_run nvme-cli-json kernel_side
+EOF
+	;;
 *)
 	echo "vfio-test: unknown entry '$entry'" >&2
 	exit 2
@@ -436,7 +515,11 @@ esac
 echo "vfio-test: $entry: kernel $KVER"
 rc=0
 # shellcheck disable=SC2086
-sh "$src/scripts/qemu/run-guest.sh" -k "$KERNEL" -i "$INITRD" \
+sh "$src/scripts/qemu/run-guest.sh" -k "$KERNEL" -i "${initrd:-$INITRD}" \
 	-s "$script" -t "${NVQ_QEMU_TIMEOUT:-300}" -l "$build/vfio-$entry.log" \
 	-- $qemu_args || rc=$?
+# What the guest printed, checked on the host.
+if [ $rc = 0 ] && [ -n "$post" ]; then
+	$post || rc=1
+fi
 exit $rc
