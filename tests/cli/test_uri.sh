@@ -48,6 +48,7 @@ expect 2 "$both" write "$D/2" -n 1 -d "$TMP/data"
 expect 2 "$both" write-zeroes "$D/2" -n 1 -c 1
 expect 2 "$both" trim "$D/2" -n 1 -c 1
 expect 2 "$both" flush "$D/2" -n 1
+expect 2 "$both" format "$D/2" -n 1 -f
 expect 2 "-n 0xffffffff and the URI's /2" flush "$D/2" -n 0xffffffff
 # a mismatched write must not have written
 ok read "$D" -n 1 -s 0 -c 4 -d "$TMP/back" &&
@@ -60,6 +61,12 @@ for cmd in write-zeroes trim; do
 	expect 2 "missing -n/--namespace-id" $cmd "$D" -c 1
 done
 expect 2 "missing -n/--namespace-id" flush "$D"
+expect 2 "missing -n/--namespace-id \\(or a /NSID" format "$D" -f
+# format takes the namespace from /2 as well
+if ok format "$D/2" -f && ! grep -q "namespace:2" "$TMP/out"; then
+	fail "format $D/2 did not format namespace 2"
+	show_output
+fi
 
 # a namespace that is not active: the open fails, naming the active ones
 inactive="namespace 3 is not active \\(active: 1, 2\\)"
