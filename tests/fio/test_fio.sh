@@ -394,7 +394,7 @@ errors)
 	expect_error "unknown key" --filename=emu.bogus=1
 	expect_error "cannot open controller 'vfio:0000:01:00.0'" \
 		--filename=vfio.0000.01.00.0
-	expect_error "cannot open controller 'vfio:0000:01:00.0/2'" \
+	expect_error "cannot open controller 'vfio:0000:01:00.0'" \
 		--filename=vfio.0000.01.00.0/2
 	expect_error "cannot open controller 'nosuch:x'" --uri=nosuch:x
 	expect_error "not multiples of the 4096-byte LBA" \
