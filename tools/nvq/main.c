@@ -241,16 +241,12 @@ static const struct cmd commands[] = {
  * xopt): cli.h names them. --help lists them after the table above.
  */
 static const struct cmd *const more_commands[] = {
-	&format_cmd,
-	&sanitize_cmd,
-	&smart_log_cmd, /* log.c */
+	&format_cmd,	   &sanitize_cmd,    &smart_log_cmd, /* log.c */
 	&error_log_cmd, /* log.c */
 	&fw_log_cmd, /* log.c */
 	&sanitize_log_cmd, /* log.c */
 	&get_log_cmd, /* log.c */
-	&get_feature_cmd,
-	&set_feature_cmd,
-	&admin_passthru_cmd,
+	&get_feature_cmd,  &set_feature_cmd, &admin_passthru_cmd,
 	&io_passthru_cmd,
 };
 
