@@ -18,10 +18,13 @@ if [ "$want" = test ]; then
 	# beside libnvme's, nm -D on libnvq.so); clang and its libFuzzer
 	# runtime: the fuzz targets (docs/fuzzing.md); g++: the public headers
 	# compiled as C++; nvme-cli: the reference whose JSON names nvq's
-	# admin commands match (compared in the QEMU guest).
+	# admin commands match (compared in the QEMU guest); libbpf-dev and
+	# bpftool: nvq-latd's BPF activity source (its skeleton is generated
+	# at build time); systemd: systemd-analyze verify on its unit file.
 	pkgs="$pkgs valgrind fio qemu-system-x86 linux-image-amd64"
 	pkgs="$pkgs busybox-static dpkg-dev libnvme-dev binutils"
 	pkgs="$pkgs clang libclang-rt-14-dev g++ nvme-cli"
+	pkgs="$pkgs libbpf-dev bpftool systemd"
 fi
 
 missing=""
