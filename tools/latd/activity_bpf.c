@@ -228,7 +228,7 @@ int latd_bpf_nr_cpus(const struct latd_bpf *b)
 
 static uint32_t *idle_word(struct latd_bpf *b, int slot, int cpu)
 {
-	return &b->area[cpu].idle[slot];
+	return &b->area[cpu].slot[slot].idle;
 }
 
 int latd_bpf_watch(struct latd_bpf *b, int slot, unsigned int major,
@@ -275,7 +275,7 @@ const uint64_t *latd_bpf_counter(struct latd_bpf *b, int slot, int cpu)
 {
 	if (slot < 0 || slot >= LATD_MAX_DISKS || cpu < 0 || cpu >= b->nr_cpus)
 		return NULL;
-	return (const uint64_t *)&b->area[cpu].count[slot];
+	return (const uint64_t *)&b->area[cpu].slot[slot].count;
 }
 
 uint8_t *latd_bpf_idle(struct latd_bpf *b, int slot, int cpu)

@@ -12,8 +12,9 @@
  * building needs no vmlinux.h and no BTF of the build host.
  *
  * The I/O path cost: three dependent loads for the disk, one hash lookup,
- * one inlined array lookup, one locked add, and one load of the idle flag;
- * the compare-and-exchange and the ring buffer only on the transition.
+ * one inlined array lookup, one locked add, and one load of the idle flag
+ * on the same cache line; the compare-and-exchange and the ring buffer
+ * only on the transition.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -63,6 +64,7 @@ int BPF_PROG(latd_rq_issue, struct request *rq)
 	struct gendisk *disk = rq->q->disk;
 	struct latd_event ev;
 	struct latd_area *a;
+	struct latd_slot *p;
 	__u32 dev, cpu, s;
 	__u32 *slot;
 
@@ -79,12 +81,13 @@ int BPF_PROG(latd_rq_issue, struct request *rq)
 	a = bpf_map_lookup_elem(&area, &cpu);
 	if (!a)
 		return 0;
+	p = &a->slot[s];
 	/* Atomic: an interrupt on this CPU may issue to the same disk. */
-	__sync_fetch_and_add(&a->count[s], 1);
-	if (a->idle[s] != 1)
+	__sync_fetch_and_add(&p->count, 1);
+	if (p->idle != 1)
 		return 0;
 	/* Only the issue that turns the flag 1 -> 0 sends the event. */
-	if (__sync_val_compare_and_swap(&a->idle[s], 1, 0) != 1)
+	if (__sync_val_compare_and_swap(&p->idle, 1, 0) != 1)
 		return 0;
 	ev.slot = s;
 	ev.cpu = cpu;
@@ -94,7 +97,7 @@ int BPF_PROG(latd_rq_issue, struct request *rq)
 	 * then re-arm the flag so a later issue reports instead.
 	 */
 	if (bpf_ringbuf_output(&events, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP))
-		a->idle[s] = 1;
+		p->idle = 1;
 	return 0;
 }
 

@@ -12,9 +12,10 @@
 #define LATD_BPF_SLOTS 64
 
 /*
- * One element of the "area" array per possible CPU: that CPU's counters
- * for every slot, then its idle flags. 64 * 8 + 64 * 4 = 768 bytes, a
- * multiple of 64, so element i starts on a cache line of its own (the
+ * One element of the "area" array per possible CPU: that CPU's counter
+ * and idle flag of every slot. A slot's pair shares its cache line, so an
+ * issue touches one line of the array; LATD_BPF_SLOTS * 16 = 1024 bytes,
+ * a multiple of 64, so element i starts on a cache line of its own (the
  * mmap()ed array starts on a page) and no two CPUs ever write one line.
  *
  * An idle flag is a 32-bit word because BPF's compare-and-exchange works
@@ -22,9 +23,14 @@
  * (latd_bpf_idle() returns a uint8_t *), whose other three bytes stay 0,
  * so a byte store of 1 makes the word 1.
  */
+struct latd_slot {
+	unsigned long long count;
+	unsigned int idle;
+	unsigned int pad;
+};
+
 struct latd_area {
-	unsigned long long count[LATD_BPF_SLOTS];
-	unsigned int idle[LATD_BPF_SLOTS];
+	struct latd_slot slot[LATD_BPF_SLOTS];
 };
 
 /* The idle -> active event, written to the ring buffer. */
