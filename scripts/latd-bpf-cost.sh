@@ -6,8 +6,11 @@
 # attached and the disk watched (test-latd-bpf --hold), per engine; then
 # one round with kernel.bpf_stats_enabled=1 for the program's own
 # nanoseconds per invocation (run_time_ns / run_cnt; the setting is
-# restored on exit). Prints each round, the medians, the ratio with /
-# without, and the load average before and after.
+# restored on exit; the figure includes the two clock reads bpf_stats
+# adds per invocation, which in a VM can be most of it). Prints each
+# round, the medians, the ratio with / without, and the load average
+# before and after. On a loaded machine single rounds vary far more than
+# the program costs: only the medians of many rounds mean anything.
 #
 # fio runs with --readonly: it never writes. It reads /dev/$DISK when that
 # opens read-only, else (sandboxes that deny opening the root disk) a large
@@ -141,6 +144,29 @@ run_fio() {
 		"$tmp/fio.json"
 }
 
+# round N MODE: one fio run of $eng/$qd, the program attached if MODE is on
+round() {
+	n=-
+	if [ "$2" = on ]; then
+		hold_start
+		res=$(run_fio "$eng" "$qd")
+		hold_stop
+		n=$counted
+	else
+		res=$(run_fio "$eng" "$qd")
+	fi
+	set -- "$1" "$2" $res
+	echo "$3" >>"$tmp/$2"
+	printf '%-6s %-4s %10.0f %9.1f %6.1f %10s\n' "$1" "$2" "$3" "$4" \
+		"$5" "$n"
+	# the program saw this round's I/O (fio's plus whatever else)
+	if [ "$2" = on ] && [ "${n:-0}" -lt "$6" ]; then
+		echo "latd-bpf-cost.sh: the program counted $n requests," \
+			"fio issued $6" >&2
+		exit 1
+	fi
+}
+
 median() {
 	sort -g | awk '{ v[NR] = $1 } END {
 		if (NR % 2) print v[(NR + 1) / 2]
@@ -170,24 +196,14 @@ for e in $ENGINES; do
 	run_fio "$eng" "$qd" >/dev/null # warm-up, not counted
 	r=1
 	while [ $r -le "$ROUNDS" ]; do
-		res=$(run_fio "$eng" "$qd")
-		set -- $res
-		echo "$1" >>"$tmp/off"
-		printf '%-6s %-4s %10.0f %9.1f %6.1f %10s\n' $r off "$1" "$2" \
-			"$3" -
-		hold_start
-		res=$(run_fio "$eng" "$qd")
-		hold_stop
-		n=$counted
-		set -- $res
-		echo "$1" >>"$tmp/on"
-		printf '%-6s %-4s %10.0f %9.1f %6.1f %10s\n' $r on "$1" "$2" \
-			"$3" "$n"
-		# the program saw this round's I/O (fio's plus whatever else)
-		if [ "${n:-0}" -lt "$4" ]; then
-			echo "latd-bpf-cost.sh: the program counted $n requests," \
-				"fio issued $4" >&2
-			exit 1
+		# off on, on off, ...: a drift of the machine between the two
+		# runs of a round does not favour one mode
+		if [ $((r % 2)) = 1 ]; then
+			round $r off
+			round $r on
+		else
+			round $r on
+			round $r off
 		fi
 		r=$((r + 1))
 	done
