@@ -217,10 +217,23 @@ echo
 echo "-- the program's own time (kernel.bpf_stats_enabled=1, one round" \
 	"$(echo "$ENGINES" | cut -d' ' -f1))"
 e=$(echo "$ENGINES" | cut -d' ' -f1)
+prog_ids() {
+	bpftool -j prog show name latd_rq_issue 2>/dev/null |
+		jq -s -r '[.[] | if type == "array" then .[] else . end] |
+			.[].id' | sort
+}
+prog_ids >"$tmp/ids0"
 echo 1 >$STATS
 hold_start
+prog_ids >"$tmp/ids1"
+# ours: the one the holder loaded (others may run, nvq-latd's own)
+id=$(comm -13 "$tmp/ids0" "$tmp/ids1" | head -n 1)
+[ -n "$id" ] || {
+	echo "latd-bpf-cost.sh: cannot find the holder's program" >&2
+	exit 1
+}
 run_fio "${e%%:*}" "${e#*:}" >/dev/null
-bpftool -j prog show name latd_rq_issue | jq -s -r '.[0] |
+bpftool -j prog show id "$id" | jq -r '
 	"run_cnt \(.run_cnt) run_time_ns \(.run_time_ns): " +
 	"\(.run_time_ns / .run_cnt | . * 10 | round / 10) ns per invocation"'
 hold_stop
