@@ -763,7 +763,9 @@ static void test_resolve(void)
 	resolve_fails("/tmp/vda", -EINVAL, "not a disk name or a path");
 	resolve_fails("", -EINVAL, "empty");
 	resolve_fails("a/b", -EINVAL, "not a disk name");
-	resolve_fails("/dev/disk/by-id/virtio-*", -EINVAL, "globs match");
+	resolve_fails("/dev/*/by-id/virtio-*", -EINVAL, "last part");
+	resolve_fails("/tmp/*", -EINVAL, "last part");
+	resolve_fails("/dev/nodir/*", -ENODEV, "/dev/nodir");
 
 	/* globs: sorted whole disks, none, too many */
 	CHECK_EQ(latd_resolve(&fx, "nvme*n1", names, 8, err, sizeof(err)), 3);
@@ -776,6 +778,23 @@ static void test_resolve(void)
 	CHECK_EQ(latd_resolve(&fx, "hd*", names, 8, err, sizeof(err)), 0);
 	CHECK_EQ(latd_resolve(&fx, "*", names, 2, err, sizeof(err)), -E2BIG);
 	CHECK_CONTAINS(err, "more than 2");
+	/* a glob over links: a disk and its partition count once; links
+	 * that lead nowhere are skipped */
+	CHECK_EQ(latd_resolve(&fx, "/dev/disk/by-id/virtio-*", names, 8, err,
+			      sizeof(err)),
+		 1);
+	CHECK_STREQ(names[0], "vda");
+	CHECK_EQ(latd_resolve(&fx, "/dev/disk/by-id/*", names, 8, err,
+			      sizeof(err)),
+		 2);
+	CHECK_STREQ(names[0], "nvme0n1");
+	CHECK_STREQ(names[1], "vda");
+	CHECK_EQ(latd_resolve(&fx, "/dev/disk/by-id/*", names, 1, err,
+			      sizeof(err)),
+		 -E2BIG);
+	CHECK_EQ(latd_resolve(&fx, "/dev/disk/by-id/sas-*", names, 8, err,
+			      sizeof(err)),
+		 0);
 	CHECK_EQ(latd_resolve(&fx, "vda", names, 0, err, sizeof(err)), -EINVAL);
 }
 

@@ -52,6 +52,16 @@
  * effective_affinity_list, else (missing, empty, garbage: noted)
  * smp_affinity_list.
  *
+ * Names (latd_resolve): a name is looked up in /sys/class/block (disks
+ * and partitions) and /sys/block (disks); a partition (its directory has
+ * a "partition" file) resolves to its disk, the directory it sits in. A
+ * /dev path is followed link by link under the dev root (relative
+ * targets against the link's directory, absolute ones re-rooted, none may
+ * climb out of /dev); a block node names its disk by its device number
+ * (/sys/dev/block/MAJ:MIN), a regular file (a fixture's node) by its
+ * name. Globs: fnmatch over /sys/block, or over the last part of a /dev
+ * path.
+ *
  * CPUs: the disk's irq_cpus and submit_cpus are intersected with
  * /sys/devices/system/cpu/online (unknown online mask: noted, the union
  * of the CPUs seen is taken); the queues keep what their files say. CPUs
@@ -686,8 +696,8 @@ static int add_queues(struct ctx *c, struct latd_disk *d, const char *name,
 	return first;
 }
 
-/* Append the hardware queue indexes in @q[0..n) that @pred picks to @buf,
- * as "0, 3, 4". */
+/* The indexes of the queues in @q[0..n) without an interrupt, as
+ * "0, 3, 4", into @buf. */
 static void list_queues(const struct latd_hwq *q, int n, char *buf, size_t size)
 {
 	size_t len = 0;
@@ -1324,6 +1334,71 @@ static int glob_disks(const struct latd_roots *r, const char *spec,
 	return n;
 }
 
+/* Add @name to @names[0..*n) unless there; -E2BIG past @max. */
+static int add_unique(char (*names)[LATD_NAME_MAX], int *n, int max,
+		      const char *name)
+{
+	int i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp(names[i], name))
+			return 0;
+	if (*n == max)
+		return -E2BIG;
+	copy_name(names[(*n)++], name);
+	return 0;
+}
+
+/*
+ * A glob in the last component of a /dev path ("/dev/disk/by-id/nvme-*"):
+ * the disks of the entries that resolve, each once (a disk's partitions
+ * match too). Entries that are no disk are skipped.
+ */
+static int glob_dev(const struct latd_roots *r, const char *spec,
+		    char (*names)[LATD_NAME_MAX], int max, char *err,
+		    size_t len)
+{
+	char dir[PATH_MAX], entry[PATH_MAX], name[LATD_NAME_MAX];
+	const char *slash = strrchr(spec, '/'), *pattern = slash + 1;
+	struct dirent *e;
+	int n = 0, ret;
+	DIR *dh;
+
+	if (strncmp(spec, "/dev/", 5) || !r->dev ||
+	    strcspn(spec, "*?[") < (size_t)(slash - spec)) {
+		set_err(err, len,
+			"%s: a glob matches disk names, or the last part of "
+			"a path under /dev",
+			spec);
+		return -EINVAL;
+	}
+	if (pathf(dir, sizeof(dir), "%s/%.*s", r->dev, (int)(slash - spec - 5),
+		  spec + 5) ||
+	    !(dh = opendir(dir))) {
+		set_err(err, len, "%.*s: %s", (int)(slash - spec), spec,
+			strerror(errno));
+		return -ENODEV;
+	}
+	while ((e = readdir(dh))) {
+		if (fnmatch(pattern, e->d_name, FNM_PERIOD) ||
+		    pathf(entry, sizeof(entry), "%.*s/%s", (int)(slash - spec),
+			  spec, e->d_name) ||
+		    dev_path(r, entry, name, NULL, 0))
+			continue;
+		ret = add_unique(names, &n, max, name);
+		if (ret) {
+			closedir(dh);
+			set_err(err, len, "%s matches more than %d disks", spec,
+				max);
+			return ret;
+		}
+	}
+	closedir(dh);
+	if (n)
+		qsort(names, (size_t)n, sizeof(*names), cmp_name);
+	return n;
+}
+
 int latd_resolve(const struct latd_roots *r, const char *spec,
 		 char (*names)[LATD_NAME_MAX], int max, char *err, size_t len)
 {
@@ -1339,11 +1414,8 @@ int latd_resolve(const struct latd_roots *r, const char *spec,
 		set_err(err, len, "empty device name");
 		return -EINVAL;
 	}
-	if (strpbrk(spec, "*?[") && strchr(spec, '/')) {
-		set_err(err, len, "%s: globs match disk names, not paths",
-			spec);
-		return -EINVAL;
-	}
+	if (strpbrk(spec, "*?[") && strchr(spec, '/'))
+		return glob_dev(r, spec, names, max, err, len);
 	if (strpbrk(spec, "*?["))
 		return glob_disks(r, spec, names, max, err, len);
 	if (spec[0] == '/')

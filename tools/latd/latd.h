@@ -77,10 +77,13 @@ struct latd_disk {
 /*
  * Resolve @spec - a disk name ("nvme0n1"), a path ("/dev/nvme0n1", a
  * /dev/disk/by-id/ link, resolved under @r->dev), or a glob over the names
- * in @r->sys/block ("nvme*n1") - to whole-disk names, written to @names
- * (at most @max). A partition resolves to its disk. Returns the count
- * (0 for a glob that matched nothing), or a negative errno with the
- * reason in @err.
+ * in @r->sys/block ("nvme*n1"; hidden multipath path disks left out) or
+ * over the last part of a /dev path ("/dev/disk/by-id/nvme-*") - to
+ * whole-disk names, written to @names (at most @max, each once, sorted).
+ * A partition resolves to its disk. Returns the count (0 for a glob that
+ * matched nothing), or a negative errno with the reason in @err: -ENODEV
+ * no such disk, -ENOTBLK not a block device, -E2BIG more than @max,
+ * -EINVAL a bad spec, -ELOOP, -EXDEV (a link leading out of /dev).
  */
 int latd_resolve(const struct latd_roots *r, const char *spec,
 		 char (*names)[LATD_NAME_MAX], int max, char *err, size_t len);
