@@ -714,6 +714,56 @@ static void test_garbage(void)
 	latd_disk_free(&d);
 }
 
+/* Mutate what discovery reads into random text (of the characters those
+ * files hold, and a few others) or bytes: it must end cleanly, every
+ * time. */
+static void test_random_garbage(void)
+{
+	static const char *const files[] = {
+		"proc/interrupts",
+		"proc/irq/36/effective_affinity_list",
+		"proc/irq/36/smp_affinity_list",
+		"proc/irq/50/effective_affinity_list",
+		VIRTIO1 "/virtio1/block/vda/mq/0/cpu_list",
+		NVME1 "/nvme/nvme1/nvme1n1/mq/0/cpu_list",
+		NVME1 "/nvme/nvme1/nvme1n1/dev",
+		"sys/devices/system/cpu/online",
+		NVME1 "/nvme/nvme1/transport",
+	};
+	static const char alphabet[] = "0123456789,- :\n\tabnvmeq.virtio-req";
+	uint64_t seed = test_seed("random garbage", 0x1a7d), v;
+	char buf[512], err[256];
+	struct latd_disk d;
+	int round, i, n, ret;
+
+	for (round = 0; round < 300; round++) {
+		v = test_rand(&seed);
+		i = (int)(v % (sizeof(files) / sizeof(files[0])));
+		n = (int)((v >> 8) % sizeof(buf));
+		for (int k = 0; k < n; k++) {
+			v = test_rand(&seed);
+			buf[k] = round % 4 ?
+					 alphabet[v % (sizeof(alphabet) - 1)] :
+					 (char)v;
+		}
+		put_bytes(files[i], buf, (size_t)n);
+		err[0] = '\0';
+		ret = latd_discover(&fx, round % 2 ? "vda" : "nvme1n1", &d, err,
+				    sizeof(err));
+		if (ret) {
+			CHECK(ret < 0);
+			CHECK(err[0]);
+			CHECK(!d.hwq);
+			continue;
+		}
+		CHECK(strlen(d.note) < sizeof(d.note));
+		CHECK(d.nr_hwq >= 0 && d.nr_hwq <= 4096);
+		for (int k = 0; k < d.nr_hwq; k++)
+			CHECK(d.hwq[k].irq >= -1);
+		latd_disk_free(&d);
+	}
+}
+
 static void resolve1(const char *spec, const char *want)
 {
 	char names[2][LATD_NAME_MAX], err[256] = "";
@@ -887,7 +937,8 @@ int main(void)
 	test_other_pci();
 	test_virtual();
 	test_resolve();
-	test_garbage(); /* last: removes proc/interrupts */
+	test_garbage(); /* removes proc/interrupts */
+	test_random_garbage(); /* last: leaves garbage */
 	remove_tree();
 	check_cleanup = NULL;
 	test_real_host();
