@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -816,6 +817,23 @@ static void test_resolve(void)
 	resolve_fails("/dev/*/by-id/virtio-*", -EINVAL, "last part");
 	resolve_fails("/tmp/*", -EINVAL, "last part");
 	resolve_fails("/dev/nodir/*", -ENODEV, "/dev/nodir");
+
+	/* a block node named unlike its disk (/dev/mapper/..., a udev
+	 * rename): its device number names the disk; needs CAP_MKNOD */
+	lnk("sys/dev/block/254:1", "../../devices/pci0000:00/0000:00:02.0/"
+				   "virtio1/block/vda/vda1");
+	{
+		char node[PATH_MAX * 2];
+
+		mkdirs("dev/mapper");
+		snprintf(node, sizeof(node), "%s/dev/mapper/boot", root);
+		if (!mknod(node, S_IFBLK | 0600, makedev(254, 1))) {
+			resolve1("/dev/mapper/boot", "vda");
+		} else {
+			printf("mknod: %s: block node case not run\n",
+			       strerror(errno));
+		}
+	}
 
 	/* globs: sorted whole disks, none, too many */
 	CHECK_EQ(latd_resolve(&fx, "nvme*n1", names, 8, err, sizeof(err)), 3);
