@@ -23,9 +23,9 @@
  * queues get no interrupt, so "nvmeXq(N+1)" is absent for them (irq -1).
  * With a single vector the admin queue and I/O queue 1 share it, the row
  * then names both: "nvme0q0, nvme0q1" (so does every queue on vector 0
- * under the Apple quirk); matching by name covers both. Controllers of other transports
- * (device/transport other than "pcie": tcp, rdma, fc, loop) have no
- * queue interrupts at all.
+ * under the Apple quirk); matching by name covers both. Controllers of
+ * other transports (device/transport other than "pcie": tcp, rdma, fc,
+ * loop) have no queue interrupts at all.
  * Multipath (/sys/block/DEV/multipath/ exists): DEV is a bio-based head
  * whose requests are issued to the hidden path disks that directory
  * lists (nvme0c0n1, one per controller); discovery reports them in
