@@ -24,6 +24,16 @@ for c in $cmds; do
 	done
 done
 
+# the overview fits a terminal: no line above 79 columns, and every
+# synopsis starts in the same column however long its command's name
+if ok --help; then
+	long=$(awk 'length($0) > 79' "$TMP/out")
+	[ -z "$long" ] || fail "nvq --help: lines above 79 columns: $long"
+	cols=$(grep -E '^  [a-z]' "$TMP/out" | grep -v '^  help ' |
+		awk '{ print index($0, $2) }' | sort -u | wc -l)
+	[ "$cols" = 1 ] || fail "nvq --help: synopses start in $cols columns"
+fi
+
 # --help wins over missing arguments, as in nvme-cli
 ok read --help
 ok write emu: --help
