@@ -174,6 +174,12 @@ static int section(struct parser *p, char *s, int line)
 	cut_comment(s);
 	s = trim(s);
 	n = strlen(s);
+	if (n >= 2 && s[n - 1] != ']' && strchr(s, ']')) {
+		set_err(p->err, p->len,
+			"%s:%d: text after the section header: \"%.40s\"",
+			p->name, line, strrchr(s, ']') + 1);
+		return -EINVAL;
+	}
 	if (n < 2 || s[n - 1] != ']') {
 		set_err(p->err, p->len,
 			"%s:%d: section header without a closing ']'", p->name,

@@ -267,8 +267,9 @@ static int collect(struct latd *L, const struct latd_config *cfg,
 		k = expand(L, spec, names, LATD_MAX_DISKS, why, sizeof(why));
 		if (k < 0 && strict && k != -ENODEV && k != -ENOENT) {
 			if (section)
-				snprintf(err, len, "[%s] (line %d): %s", spec,
-					 cfg->sections[i].line, why);
+				snprintf(err, len, "%s:%d: [%s]: %s",
+					 L->o.config ? L->o.config : "config",
+					 cfg->sections[i].line, spec, why);
 			else
 				snprintf(err, len, "%s", why);
 			return k;
