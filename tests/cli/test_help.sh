@@ -25,6 +25,16 @@ for c in $cmds; do
 	done
 done
 
+# the overview fits a terminal: no line above 79 columns, and every
+# synopsis starts in the same column however long its command's name
+if ok --help; then
+	long=$(awk 'length($0) > 79' "$TMP/out")
+	[ -z "$long" ] || fail "nvq --help: lines above 79 columns: $long"
+	cols=$(grep -E '^  [a-z]' "$TMP/out" | grep -v '^  help ' |
+		awk '{ print index($0, $2) }' | sort -u | wc -l)
+	[ "$cols" = 1 ] || fail "nvq --help: synopses start in $cols columns"
+fi
+
 # --help wins over missing arguments, as in nvme-cli
 ok read --help
 ok write emu: --help
@@ -45,6 +55,9 @@ for prog in "${@:2}"; do
 		if "$prog" $h >"$TMP/out" 2>"$TMP/err" && [ ! -s "$TMP/err" ]; then
 			head -1 "$TMP/out" | grep -q "^usage: $name " ||
 				fail "$name $h: no usage line: $(head -1 "$TMP/out")"
+			long=$(awk 'length > 79' "$TMP/out")
+			[ -z "$long" ] ||
+				fail "$name $h: lines above 79 columns: $long"
 		else
 			fail "$name $h failed: $(cat "$TMP/err")"
 		fi
