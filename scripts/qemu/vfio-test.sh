@@ -397,13 +397,8 @@ nvq_run zoned fails "namespace 9: it uses the Zoned command set (CSI 2)" \
 
 # nvq-perf on the type 1 namespace (PRACT), verified; on the one with
 # plain separate metadata it moves a metadata buffer with each I/O.
-# --qd 1: at --qd 8 the readback fails with Guard Check Errors on QEMU
-# (3 runs of 4 since nvq-perf's metadata rework, 8eab6ff; never on emu:,
-# which runs commands one by one): likely commands to the same LBA in
-# flight together, whose data and metadata QEMU writes separately.
-# Reported to the lead; raise it back once that is understood.
 perf_pi() {
-	out=$(nvq-perf -d $U/4 --rw randwrite --verify --bs 4k --qd 1 \
+	out=$(nvq-perf -d $U/4 --rw randwrite --verify --bs 4k --qd 8 \
 		--size 1M 2>&1)
 	prc=$?
 	echo "$out" | grep -E "verify|nvq-perf:"

@@ -688,7 +688,9 @@ static int resolve_target(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
 	t->nlb = (uint32_t)nlb;
 	t->region_lba = cfg->offset / blk;
 	t->region_blocks = region / cfg->bs;
-	if (!perf_rw_random(cfg->rw) && t->region_blocks < cfg->threads)
+	/* --verify: random offsets too stay in each thread's slice */
+	if ((!perf_rw_random(cfg->rw) || cfg->verify) &&
+	    t->region_blocks < cfg->threads)
 		return usage_err(err, errlen,
 				 "--size: %llu blocks of --bs %llu cannot be "
 				 "split among %u threads",
@@ -698,6 +700,27 @@ static int resolve_target(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
 	res->lba_size = info.lba_size;
 	res->ns_bytes = ns_bytes;
 	return 0;
+}
+
+/*
+ * --verify writes never have two I/Os to one block in flight (job.c), so
+ * a thread keeps no more in flight than its slice of the region has
+ * blocks: say so when that is below --qd.
+ */
+static void verify_depth_note(const struct perf_config *cfg,
+			      const struct perf_target *t)
+{
+	static bool noted;
+	uint64_t per = t->region_blocks / cfg->threads;
+
+	if (!cfg->verify || perf_read_pct(cfg) >= 100 || per >= cfg->qd ||
+	    noted)
+		return;
+	fprintf(stderr,
+		"nvq-perf: --verify: at most %llu I/Os in flight per thread, "
+		"not --qd %u: one per block of its share of --size\n",
+		(unsigned long long)per, cfg->qd);
+	noted = true;
 }
 
 /*
@@ -836,6 +859,7 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 			       cfg->threads, res->nr_queues);
 		goto out_close;
 	}
+	verify_depth_note(cfg, &tgt);
 	tgt.run_id = make_run_id();
 	res->run_id = tgt.run_id;
 	rc = qos_setup(cfg, ctrl, res, err, errlen);
