@@ -23,10 +23,14 @@
 #                nvq-perf (type 1, plain metadata) and fio's verify
 #                (type 1)
 #   nvmecli      one controller, two namespaces (512/4096): nvq's -o json
-#                (id-ctrl, id-ns, list, the logs) through vfio, then
-#                nvme-cli's on the kernel driver after 'nvq release';
-#                every nvme-cli key in nvq's output with its JSON type,
-#                identity values equal (scripts/qemu/json-parity.py)
+#                (id-ctrl, id-ns, list, the logs) and get-log's hex dumps
+#                through vfio, then nvme-cli's on the kernel driver after
+#                'nvq release'; every nvme-cli key in nvq's output with
+#                its JSON type, identity values equal, get-log's layout
+#                nvme-cli's; nvq's logs sane: SMART counters after 8
+#                blocks of I/O, the raw pages equal to the decoded ones,
+#                fw-log and error-log against id-ctrl
+#                (scripts/qemu/json-parity.py)
 # Every controller offers shadow doorbells (QEMU's default) and the
 # guest program checks that nvq uses them.
 set -eu
@@ -479,18 +483,31 @@ dump() {
 }
 # The log commands as far as this nvq has them.
 LOGS="smart-log error-log fw-log sanitize-log"
+# get-log's hex dumps: SMART / Health (02h), Error Information (01h).
+GETLOGS="2:512 1:256"
 U=vfio:0000:00:04.0
 nvq_side() {
 	dump nvq id-ctrl nvq id-ctrl $U -o json
 	dump nvq id-ns-1 nvq id-ns $U -n 1 -o json
 	dump nvq id-ns-2 nvq id-ns $U -n 2 -o json
 	dump nvq list nvq list $U -o json
+	# I/O first, so that the SMART counters moved (json-parity.py
+	# checks them): 8 blocks written and read back on namespace 1.
+	dd if=/dev/urandom of=/tmp/io.bin bs=512 count=8 2>/dev/null
+	nvq write $U -n 1 -s 0 -c 8 -d /tmp/io.bin &&
+		nvq read $U -n 1 -s 0 -c 8 -d /tmp/io-r.bin &&
+		cmp /tmp/io.bin /tmp/io-r.bin &&
+		echo "guest: nvq I/O: 8 blocks written and read back" ||
+		echo "guest: nvq I/O failed"
 	for l in $LOGS; do
 		if nvq help $l >/dev/null 2>&1; then
 			dump nvq $l nvq $l $U -o json
 		else
 			echo "guest: nvq has no $l"
 		fi
+	done
+	for g in $GETLOGS; do
+		dump nvq get-log-${g%:*} nvq get-log $U -i ${g%:*} -l ${g#*:}
 	done
 }
 nvq_run nvq-json nvq_side
@@ -504,6 +521,10 @@ kernel_side() {
 	dump nvme list nvme list -o json
 	for l in $LOGS; do
 		dump nvme $l nvme $l /dev/nvme0 -o json
+	done
+	for g in $GETLOGS; do
+		dump nvme get-log-${g%:*} nvme get-log /dev/nvme0 \
+			--log-id=${g%:*} --log-len=${g#*:}
 	done
 }
 nvq_run nvme-cli-json kernel_side
