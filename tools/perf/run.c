@@ -665,22 +665,6 @@ static int resolve_target(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
 	t->buf_bytes = nlb * t->buf_blk;
 	t->md_bytes = nlb * t->md_blk;
 	res->md.md_per_io = t->md_bytes;
-	/*
-	 * The library splits a transfer above MDTS at lba_size + ms bytes
-	 * per block of an extended format, also with PRACT and 8 bytes of
-	 * PI, where the controller moves lba_size per block: a split one
-	 * would put the data in the wrong place.
-	 */
-	if (t->buf_blk != t->blk && !t->md_blk &&
-	    (t->buf_bytes > nvq_ctrl_max_transfer(ctrl) || nlb > 65536))
-		return usage_err(err, errlen,
-				 "--bs %llu: namespace %u has extended LBAs "
-				 "with 8 bytes of PI that PRACT strips; nvq "
-				 "cannot split such an I/O (at most %u bytes "
-				 "with --pi-act 1, or use --pi-act 0)",
-				 (unsigned long long)cfg->bs, nsid,
-				 nvq_ctrl_max_transfer(ctrl) / t->buf_blk *
-					 info.lba_size);
 	t->ctrl = ctrl;
 	t->nsid = nsid;
 	t->lba_size = info.lba_size;
