@@ -20,8 +20,8 @@
 #                PI, zoned (refused); nvq read/write round trips with
 #                PRACT and with PI computed on the host, the check errors
 #                (guard, application and reference tag) QEMU reports,
-#                nvq-perf (type 1, plain metadata) and fio's verify
-#                (type 1)
+#                nvq-perf (type 1, plain metadata, extended type 1 above
+#                MDTS) and fio's verify (type 1)
 #   nvmecli      one controller, two namespaces (512/4096): nvq's -o json
 #                (id-ctrl, id-ns, list, the logs) and get-log's hex dumps
 #                through vfio, then nvme-cli's on the kernel driver after
@@ -418,6 +418,20 @@ perf_pi() {
 		{ echo "guest: nvq-perf on ns 1: no metadata or verify line"; return 1; }
 }
 nvq_run perf-pi1 perf_pi
+# Extended type 1 (ns 8) with PRACT above MDTS (512 KiB): 2 MiB writes
+# split in 5 commands at 512 bytes a block, read back verified in 4 KiB
+# I/Os, one command each, QEMU checking guard and reference tag.
+perf_ext() {
+	for a in "write --bs 2m --qd 2" "read --bs 4k --qd 8"; do
+		out=$(nvq-perf -d $U/8 --verify --size 4M --rw $a 2>&1)
+		prc=$?
+		echo "$out" | grep -E "verify|nvq-perf:"
+		[ $prc = 0 ] || { echo "guest: nvq-perf --rw $a: exit status $prc"; return 1; }
+		echo "$out" | grep -q "verify *: 8192 blocks checked, 0 bad" ||
+			{ echo "guest: nvq-perf --rw $a did not check 8192 blocks"; return 1; }
+	done
+}
+nvq_run perf-pi1-ext-split perf_ext
 
 # fio's verify on the type 1 namespace (the engine sets PRACT), then the
 # PI it left there, which the device checks (guard, reference tag).
