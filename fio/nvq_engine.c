@@ -1536,28 +1536,11 @@ static int md_format(struct thread_data *td, struct nvq_ctrl *ctrl,
 		jf->blk = lba_size + fmt.ms;
 	else if (xfer_md)
 		jf->md_blk = fmt.ms;
-	if (fmt.extended && !xfer_md) {
-		/*
-		 * nvq splits an extended transfer at lba_size + ms bytes per
-		 * block, which PRACT with 8 bytes of PI does not move: keep
-		 * every I/O to one command.
-		 */
-		uint64_t most = nvq_ctrl_max_transfer(ctrl) /
-				(lba_size + fmt.ms) * lba_size;
-		int d;
-
-		for (d = 0; d < DDIR_RWDIR_CNT; d++) {
-			if (d == DDIR_TRIM || td->o.max_bs[d] <= most)
-				continue;
-			log_err("nvq: %s: namespace %u of %s has extended LBAs "
-				"with 8 bytes of PI that pi_act=1 strips; nvq "
-				"cannot split such an I/O: bs at most %llu, or "
-				"pi_act=0\n",
-				td->o.name, nsid, uri,
-				(unsigned long long)most);
-			return -EINVAL;
-		}
-	}
+	/*
+	 * Extended LBAs with 8 bytes of PI that PRACT strips: the buffer
+	 * holds lba_size bytes a block, and nvq splits an I/O above MDTS
+	 * at that stride (nvq_write_io()).
+	 */
 	return 0;
 }
 

@@ -11,8 +11,13 @@ for TOOL nvq (through vfio) and nvme (nvme-cli 2.3 on the kernel driver,
 same controller). For every NAME both ran, every key nvme-cli writes must
 be in nvq's output with the same JSON type (string, number, bool, array,
 object, null), recursively (arrays: the first element), and for the
-identity commands the values must be equal too. Exit 0 when they agree,
-1 with one line per difference.
+identity commands the values must be equal too. NAMEs get-log-LID are
+get-log's hex dumps (nvme-cli prints no JSON for them): the same layout,
+header and offsets. Then nvq's logs must be sane on their own (sanity()):
+the SMART counters show the guest's 8 blocks of I/O, get-log's raw pages
+equal what smart-log and error-log decoded, fw-log names id-ctrl's
+firmware revision, error-log has ELPE + 1 entries. Exit 0 when all
+agree, 1 with one line per difference.
 """
 import json
 import re
@@ -123,6 +128,152 @@ def compare(cmd, ref, got, path, values, errs):
                     f"nvq {json.dumps(got)}")
 
 
+HEXROW = re.compile(r"^([0-9a-f]{4,}): ((?:[0-9a-f]{2} ){1,16})")
+HEXHEAD = re.compile(r"^Device:\S+ log-id:(\d+) namespace-id:0x[0-9a-f]+$")
+
+
+def hexdump(text):
+    """get-log's dump: (header log-id, [row offsets], bytes) or None."""
+    lines = [x for x in text if x.strip()]
+    if not lines:
+        return None
+    m = HEXHEAD.match(lines[0].strip())
+    if not m:
+        return None
+    offs, data = [], bytearray()
+    for line in lines[1:]:
+        r = HEXROW.match(line)
+        if r:
+            offs.append(r.group(1))
+            data += bytes.fromhex(r.group(2).replace(" ", ""))
+    return int(m.group(1)), offs, bytes(data)
+
+
+def compare_hexdump(n, ref, got, errs):
+    r, g = hexdump(ref["text"]), hexdump(got["text"])
+    if not r or not g:
+        errs.append(f"{n}: not get-log's dump: nvme-cli "
+                    f"{ref['text'][:1]}, nvq {got['text'][:1]}")
+        return
+    if r[0] != g[0] or r[1] != g[1] or len(r[2]) != len(g[2]):
+        errs.append(f"{n}: layout differs: nvme-cli log-id {r[0]}, "
+                    f"{len(r[1])} rows, {len(r[2])} bytes; nvq log-id "
+                    f"{g[0]}, {len(g[1])} rows, {len(g[2])} bytes")
+        return
+    print(f"json-parity: {n}: get-log's dump in nvme-cli's layout "
+          f"({len(g[2])} bytes)")
+
+
+def le(b, off, size):
+    return int.from_bytes(b[off:off + size], "little")
+
+
+def sanity(b, errs):
+    """nvq's logs on their own, and against each other."""
+    def js(name):
+        blk = b.get(("nvq", name))
+        if not blk or blk["rc"] != 0:
+            errs.append(f"sanity: nvq {name} missing or failed")
+            return None
+        try:
+            return json.loads("\n".join(blk["text"]))
+        except ValueError as e:
+            errs.append(f"sanity: nvq {name}: not JSON: {e}")
+            return None
+
+    def raw(name, size):
+        blk = b.get(("nvq", name))
+        d = hexdump(blk["text"]) if blk and blk["rc"] == 0 else None
+        if not d or len(d[2]) != size:
+            errs.append(f"sanity: nvq {name}: no {size}-byte dump")
+            return None
+        return d[2]
+
+    before = len(errs)
+    idc, sm, fw, el = (js("id-ctrl"), js("smart-log"), js("fw-log"),
+                       js("error-log"))
+    page2, page1 = raw("get-log-2", 512), raw("get-log-1", 256)
+    if sm is not None:
+        def cnt(k):
+            v = sm.get(k)
+            if not isinstance(v, str) or not v.isdigit():
+                errs.append(f"sanity: smart-log {k}: {v!r} is not a "
+                            "decimal string")
+                return -1
+            return int(v)
+        if sm.get("critical_warning") != 0:
+            errs.append(f"sanity: smart-log critical_warning "
+                        f"{sm.get('critical_warning')}")
+        if not 273 <= sm.get("temperature", 0) <= 373:
+            errs.append(f"sanity: smart-log temperature "
+                        f"{sm.get('temperature')} K")
+        for k, hi in (("avail_spare", 100), ("spare_thresh", 100),
+                      ("percent_used", 255)):
+            if not 0 <= sm.get(k, -1) <= hi:
+                errs.append(f"sanity: smart-log {k} {sm.get(k)}")
+        # the guest wrote and read 8 blocks of 512 bytes: one data unit
+        # (1000 x 512 bytes, rounded up) and one command each way at least
+        for k in ("data_units_read", "data_units_written",
+                  "host_read_commands", "host_write_commands"):
+            if cnt(k) < 1:
+                errs.append(f"sanity: smart-log {k} {sm.get(k)!r} after "
+                            "8 blocks of I/O")
+        # the same page, raw: the counters did not move in between
+        if page2 is not None:
+            for k, off, size in (
+                    ("critical_warning", 0, 1), ("temperature", 1, 2),
+                    ("avail_spare", 3, 1), ("spare_thresh", 4, 1),
+                    ("percent_used", 5, 1), ("data_units_read", 32, 16),
+                    ("data_units_written", 48, 16),
+                    ("host_read_commands", 64, 16),
+                    ("host_write_commands", 80, 16),
+                    ("media_errors", 160, 16),
+                    ("num_err_log_entries", 176, 16)):
+                v = sm.get(k)
+                v = int(v) if isinstance(v, str) and v.isdigit() else v
+                if le(page2, off, size) != v:
+                    errs.append(f"sanity: smart-log {k} {v!r}, get-log "
+                                f"02h bytes {off}..{off + size - 1}: "
+                                f"{le(page2, off, size)}")
+    if fw is not None and idc is not None:
+        # The active slot's revision, as nvme-cli writes it: the 8 bytes
+        # as a number, then as text. (Not id-ctrl's FR: QEMU reports
+        # "1.0" in FRS1 and its own version in FR.)
+        slots = next(iter(fw.values())) if len(fw) == 1 else {}
+        act = slots.get("Active Firmware Slot (afi)", 0) & 7
+        rev = str(slots.get(f"Firmware Rev Slot {act}", ""))
+        m = re.match(r"^(\d+) \((.*)\)$", rev)
+        text = (int(m.group(1)).to_bytes(8, "little").decode(
+            "ascii", "replace").rstrip(" \0") if m else "")
+        if not 1 <= act <= 7 or not text or not m.group(2).startswith(text):
+            errs.append(f"sanity: fw-log: active slot {act}, revision "
+                        f"{rev!r}")
+    if el is not None and idc is not None:
+        ents = el.get("errors", [])
+        want = min(idc.get("elpe", 0) + 1, 256)
+        counts = [e.get("error_count") for e in ents]
+        if len(ents) != want:
+            errs.append(f"sanity: error-log: {len(ents)} entries, "
+                        f"id-ctrl elpe + 1 = {want}")
+        elif page1 is not None:
+            k = min(len(ents), len(page1) // 64)
+            if counts[:k] != [le(page1, 64 * i, 8) for i in range(k)]:
+                errs.append(f"sanity: error-log error_count {counts[:k]}"
+                            ", get-log 01h another")
+        nz = [c for c in counts if c]
+        if nz != sorted(nz, reverse=True):
+            errs.append(f"sanity: error-log not newest first: {counts}")
+        if sm is not None and nz and max(nz) > int(
+                sm.get("num_err_log_entries", "0")):
+            errs.append(f"sanity: error-log error_count {max(nz)} above "
+                        "smart-log num_err_log_entries "
+                        f"{sm.get('num_err_log_entries')}")
+    if len(errs) == before:
+        print("json-parity: nvq's logs sane: SMART counters after the "
+              "I/O, get-log's raw pages equal the decoded ones, fw-log "
+              "and error-log agree with id-ctrl")
+
+
 def main():
     b = blocks(sys.argv[1])
     names = sorted({n for (t, n) in b if t == "nvme"} &
@@ -145,6 +296,9 @@ def main():
         if got["rc"] != 0:
             errs.append(f"{n}: nvq failed (exit {got['rc']})")
             continue
+        if n.startswith("get-log-"):
+            compare_hexdump(n, ref, got, errs)
+            continue
         try:
             rj = json.loads("\n".join(ref["text"]))
             gj = json.loads("\n".join(got["text"]))
@@ -165,6 +319,7 @@ def main():
         if len(errs) == before:
             print(f"json-parity: {n}: every nvme-cli key in nvq's output"
                   + (", same values" if values else ", same types"))
+    sanity(b, errs)
     for e in errs:
         print("json-parity: FAIL: " + e)
     return 1 if errs else 0

@@ -20,13 +20,17 @@
 #                PI, zoned (refused); nvq read/write round trips with
 #                PRACT and with PI computed on the host, the check errors
 #                (guard, application and reference tag) QEMU reports,
-#                nvq-perf (type 1, plain metadata) and fio's verify
-#                (type 1)
+#                nvq-perf (type 1, plain metadata, extended type 1 above
+#                MDTS) and fio's verify (type 1)
 #   nvmecli      one controller, two namespaces (512/4096): nvq's -o json
-#                (id-ctrl, id-ns, list, the logs) through vfio, then
-#                nvme-cli's on the kernel driver after 'nvq release';
-#                every nvme-cli key in nvq's output with its JSON type,
-#                identity values equal (scripts/qemu/json-parity.py)
+#                (id-ctrl, id-ns, list, the logs) and get-log's hex dumps
+#                through vfio, then nvme-cli's on the kernel driver after
+#                'nvq release'; every nvme-cli key in nvq's output with
+#                its JSON type, identity values equal, get-log's layout
+#                nvme-cli's; nvq's logs sane: SMART counters after 8
+#                blocks of I/O, the raw pages equal to the decoded ones,
+#                fw-log and error-log against id-ctrl
+#                (scripts/qemu/json-parity.py)
 # Every controller offers shadow doorbells (QEMU's default) and the
 # guest program checks that nvq uses them.
 set -eu
@@ -397,13 +401,8 @@ nvq_run zoned fails "namespace 9: it uses the Zoned command set (CSI 2)" \
 
 # nvq-perf on the type 1 namespace (PRACT), verified; on the one with
 # plain separate metadata it moves a metadata buffer with each I/O.
-# --qd 1: at --qd 8 the readback fails with Guard Check Errors on QEMU
-# (3 runs of 4 since nvq-perf's metadata rework, 8eab6ff; never on emu:,
-# which runs commands one by one): likely commands to the same LBA in
-# flight together, whose data and metadata QEMU writes separately.
-# Reported to the lead; raise it back once that is understood.
 perf_pi() {
-	out=$(nvq-perf -d $U/4 --rw randwrite --verify --bs 4k --qd 1 \
+	out=$(nvq-perf -d $U/4 --rw randwrite --verify --bs 4k --qd 8 \
 		--size 1M 2>&1)
 	prc=$?
 	echo "$out" | grep -E "verify|nvq-perf:"
@@ -419,6 +418,20 @@ perf_pi() {
 		{ echo "guest: nvq-perf on ns 1: no metadata or verify line"; return 1; }
 }
 nvq_run perf-pi1 perf_pi
+# Extended type 1 (ns 8) with PRACT above MDTS (512 KiB): 2 MiB writes
+# split in 5 commands at 512 bytes a block, read back verified in 4 KiB
+# I/Os, one command each, QEMU checking guard and reference tag.
+perf_ext() {
+	for a in "write --bs 2m --qd 2" "read --bs 4k --qd 8"; do
+		out=$(nvq-perf -d $U/8 --verify --size 4M --rw $a 2>&1)
+		prc=$?
+		echo "$out" | grep -E "verify|nvq-perf:"
+		[ $prc = 0 ] || { echo "guest: nvq-perf --rw $a: exit status $prc"; return 1; }
+		echo "$out" | grep -q "verify *: 8192 blocks checked, 0 bad" ||
+			{ echo "guest: nvq-perf --rw $a did not check 8192 blocks"; return 1; }
+	done
+}
+nvq_run perf-pi1-ext-split perf_ext
 
 # fio's verify on the type 1 namespace (the engine sets PRACT), then the
 # PI it left there, which the device checks (guard, reference tag).
@@ -484,18 +497,31 @@ dump() {
 }
 # The log commands as far as this nvq has them.
 LOGS="smart-log error-log fw-log sanitize-log"
+# get-log's hex dumps: SMART / Health (02h), Error Information (01h).
+GETLOGS="2:512 1:256"
 U=vfio:0000:00:04.0
 nvq_side() {
 	dump nvq id-ctrl nvq id-ctrl $U -o json
 	dump nvq id-ns-1 nvq id-ns $U -n 1 -o json
 	dump nvq id-ns-2 nvq id-ns $U -n 2 -o json
 	dump nvq list nvq list $U -o json
+	# I/O first, so that the SMART counters moved (json-parity.py
+	# checks them): 8 blocks written and read back on namespace 1.
+	dd if=/dev/urandom of=/tmp/io.bin bs=512 count=8 2>/dev/null
+	nvq write $U -n 1 -s 0 -c 8 -d /tmp/io.bin &&
+		nvq read $U -n 1 -s 0 -c 8 -d /tmp/io-r.bin &&
+		cmp /tmp/io.bin /tmp/io-r.bin &&
+		echo "guest: nvq I/O: 8 blocks written and read back" ||
+		echo "guest: nvq I/O failed"
 	for l in $LOGS; do
 		if nvq help $l >/dev/null 2>&1; then
 			dump nvq $l nvq $l $U -o json
 		else
 			echo "guest: nvq has no $l"
 		fi
+	done
+	for g in $GETLOGS; do
+		dump nvq get-log-${g%:*} nvq get-log $U -i ${g%:*} -l ${g#*:}
 	done
 }
 nvq_run nvq-json nvq_side
@@ -509,6 +535,10 @@ kernel_side() {
 	dump nvme list nvme list -o json
 	for l in $LOGS; do
 		dump nvme $l nvme $l /dev/nvme0 -o json
+	done
+	for g in $GETLOGS; do
+		dump nvme get-log-${g%:*} nvme get-log /dev/nvme0 \
+			--log-id=${g%:*} --log-len=${g#*:}
 	done
 }
 nvq_run nvme-cli-json kernel_side

@@ -114,6 +114,34 @@ else
 	echo "note: no script(1): the terminal question is not tested" >&2
 fi
 
+# -n 0xffffffff: the broadcast NSID Format NVM allows (every namespace);
+# the new format must be given, the warning lists each namespace, and
+# afterwards each shows its new format (the image's hint once)
+IMG2=$TMP/two.img
+DEV2="emu:file=$IMG2,size=1M,lbads=9,ns=2"
+head -c 2097152 /dev/urandom >"$IMG2"
+expect 2 "formats every namespace: give the new format with -l" \
+	format "$DEV2" -n 0xffffffff -f
+expect 2 "standard input is not a terminal" \
+	format "$DEV2" -n 0xffffffff -l 6 </dev/null
+grep -q "namespace 0xffffffff (ALL namespaces: the broadcast" "$TMP/err" &&
+	grep -q "^  namespace 1: 2048 blocks of 512 bytes" "$TMP/err" &&
+	grep -q "^  namespace 2: 2048 blocks of 512 bytes" "$TMP/err" ||
+	{ fail "format -n 0xffffffff: the warning" && show_output; }
+if ok format "$DEV2" -n 0xffffffff -l 6 -f; then
+	grep -q "^Success formatting namespace:ffffffff$" "$TMP/out" &&
+		grep -q "^namespace 1: LBA format 6, 4096-byte blocks" \
+			"$TMP/out" &&
+		grep -q "^namespace 2: LBA format 6, 4096-byte blocks" \
+			"$TMP/out" ||
+		{ fail "format -n 0xffffffff: the new formats" && show_output; }
+	[ "$(grep -c "open it with those parameters" "$TMP/out")" = 1 ] ||
+		fail "format -n 0xffffffff: not one hint for the image"
+fi
+ok id-ns "emu:file=$IMG2,size=1M,lbads=12,ns=2" -n 2 &&
+	grep -q "^lbaf  6 : ms:0   lbads:12 rp:0 (in use)" "$TMP/out" ||
+	fail "format -n 0xffffffff: namespace 2 not in LBA format 6"
+
 # ---- sanitize ----
 cp "$TMP/orig.img" "$IMG"
 rm -f "$IMG.md"

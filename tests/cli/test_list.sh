@@ -172,6 +172,27 @@ assert [(x['URI'], x['DevicePath'], x['NameSpace']) for x in e] == \
 "
 fi
 
+# Active namespaces nvq refused (64-bit guard PI here): a row each with
+# the library's reason, not "(no active namespaces)"; by NSID among those
+# it drives; JSON's Devices stay the namespaces that can be opened.
+PIF2=emu:ms=16,pi=2,elbaf=0x100
+why='not driven by nvq: its protection information has a 64-bit guard'
+if ok list "$PIF2,ns=2" "$PIF2,ns=2/2"; then
+	row "^$PIF2,ns=2/1 +- +[^ ]+ +nvq emulated controller +1 \\($why .*\\) 1\\.0\$" \
+		"refused namespace 1 with its reason"
+	row "^$PIF2,ns=2/2 +- +[^ ]+ +nvq emulated controller +2 \\($why" \
+		"refused namespace 2 with its reason"
+	[ "$(grep -c "^$PIF2,ns=2/2 " "$TMP/out")" = 2 ] ||
+		{ fail "list: a /NSID URI of a refused namespace" && show_output; }
+	grep -q "no active namespaces" "$TMP/out" &&
+		{ fail "list: refused namespaces called inactive" && show_output; }
+fi
+if ok list -o json "$PIF2"; then
+	pycheck "$TMP/out" "
+assert [e for e in d['Devices'] if e['Transport'] == 'emu'] == [], d
+"
+fi
+
 # a controller that cannot be opened: exit 1, the rest is still listed
 if expect 1 "^nvq: cannot open 'emu:size=banana'" \
 	list -o json emu:size=banana emu:; then

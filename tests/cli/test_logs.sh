@@ -128,6 +128,19 @@ fi
 # no SMART log per namespace here (LPA bit 0 clear): the device refuses
 expect 1 "^nvq: smart log: Invalid Field in Command.*leave out -n" \
 	smart-log emu: -n 1
+# NSID 0 and FFFFFFFFh both name no namespace in Get Log Page (as
+# nvme-cli takes -n 0): the controller's log, the same bytes
+if ok smart-log emu: -n 0 -b && cp "$TMP/out" "$TMP/smart0.raw" &&
+	ok smart-log emu: -n 0xffffffff -b; then
+	same "$TMP/smart0.raw" "$TMP/out" "smart-log -n 0 against -n 0xffffffff"
+fi
+ok smart-log emu: -n 0 && grep -q "namespace-id:0$" "$TMP/out" ||
+	fail "smart-log -n 0: header"
+if ok get-log emu: -i 2 -l 512 -n 0 -b && cp "$TMP/out" "$TMP/gl0.raw" &&
+	ok get-log emu: -i 2 -l 512 -b; then
+	same "$TMP/gl0.raw" "$TMP/out" "get-log -n 0 against the default"
+fi
+expect 2 "namespace id 0 is not valid for id-ns" id-ns emu: -n 0
 
 # ---- error-log ----
 ERR_KEYS='error_count sqid cmdid status_field phase_tag parm_error_location

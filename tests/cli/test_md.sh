@@ -115,5 +115,14 @@ if expect 1 "^nvq: namespace 1: its protection information has a 64-bit guard" \
 	grep -q "namespace 1: namespace 1" "$TMP/err" &&
 		fail "the refusal names the namespace twice: $(cat "$TMP/err")"
 fi
+# id-ns of that namespace shows the controller's data (as nvme-cli does:
+# how else to see what to format it to), with the reason as a note
+if expect 0 "^nvq: note: namespace 1 is not usable for I/O through nvq: its protection information has a 64-bit guard" \
+	id-ns emu:size=1M,ms=16,pi=1,elbaf=0x100 -n 1; then
+	grep -q "^lbaf .*ms:16 .*(in use)" "$TMP/out" ||
+		fail "id-ns of a refused namespace: no LBA format in use"
+	[ "$(wc -l <"$TMP/err")" = 1 ] ||
+		fail "id-ns of a refused namespace: $(cat "$TMP/err")"
+fi
 
 finish

@@ -69,8 +69,10 @@ usage "out of range" id-ns emu: --namespace-id=0x100000000
 usage "at least 1" read emu: -n 1 -c 0 $D
 usage "at least 1" write-zeroes emu: -n 1 --block-count=0x0
 usage "namespace id 0 is not valid" id-ns emu: -n 0
-usage "only valid for flush" read emu: -n 0xffffffff -c 1 $D
-usage "only valid for flush" id-ns emu: -n 4294967295
+usage "0xffffffff \\(all namespaces\\) is not valid for read" \
+	read emu: -n 0xffffffff -c 1 $D
+usage "0xffffffff \\(all namespaces\\) is not valid for id-ns" \
+	id-ns emu: -n 4294967295
 
 # output formats
 usage "unknown output format 'yaml'" id-ctrl emu: -o yaml

@@ -6,7 +6,9 @@
 #   controller inserted (PRACT) checks out when nvq reads it back;
 # - verify=crc32c passes on separate ms=16 without PI, on 8-byte PI with
 #   pi_act=0 (the engine generates the PI, the device checks it), on
-#   ms=16 type 2 with all checks, on extended LBAs (bs in data+metadata);
+#   ms=16 type 2 with all checks, on extended LBAs (bs in data+metadata),
+#   and on extended LBAs with 8-byte PI and pi_act=1 above MDTS, where
+#   each block lands where fio put it;
 # - a reference tag the data does not carry fails the job when pi_chk
 #   names REFTAG, and the host's own guard check (pi_act=0) catches a
 #   read the link corrupted;
@@ -96,6 +98,34 @@ job type2 0 --filename=emu.size=4M,lbads=9,ms=16,pi=2 $V --bs=8k \
 	--pi_act=0 --pi_chk=GUARD,REFTAG,APPTAG --apptag=0x4242 \
 	--md_per_io_size=256
 job ext16 0 --filename=emu.size=4M,lbads=9,ms=16,mset=1 $V --bs=4224
+# Extended LBAs with 8 bytes of PI that pi_act=1 strips, bs above MDTS
+# (mdts=1: 8 KiB, 15 blocks of 520 bytes a command): nvq splits each
+# 64 KiB I/O at 512 bytes a block. A verify header every 512 bytes names
+# its offset, so nvq's read of the region (PI inline, guard and
+# reference tag checked by the controller) shows each block where fio
+# put it: a split at another stride would move them.
+XDEV=file=xpi.img,size=4M,lbads=9,ms=8,mset=1,pi=1,mdts=1
+if job extpi 0 --filename=emu.$XDEV --rw=randwrite --iodepth=4 --size=1M \
+	--bs=64k --verify=crc32c --verify_interval=512 --do_verify=1; then
+	if ! "$NVQ" read "emu:file=$tmp/${XDEV#file=}" -n 1 -s 0 -c 2048 \
+		-p 5 -d "$tmp/xdata" 2>"$tmp/err"; then
+		echo "FAIL: extpi: the PI of the split writes does not check out" >&2
+		cat "$tmp/err" >&2
+		fail=1
+	fi
+	python3 - "$tmp/xdata" <<'PY' || fail=1
+import sys
+d = open(sys.argv[1], "rb").read()
+# fio's verify_header: u16 magic 0xacca, u16 type, u32 len, u64 seed,
+# u64 offset; one per 512-byte block, then the 8 bytes of PI
+bad = [i for i in range(2048)
+       if int.from_bytes(d[i * 520:i * 520 + 2], "little") != 0xacca or
+       int.from_bytes(d[i * 520 + 16:i * 520 + 24], "little") != i * 512]
+if len(d) != 2048 * 520 or bad:
+    sys.exit("FAIL: extpi: %d of 2048 blocks not where fio wrote them: %s"
+             % (len(bad), bad[:8]))
+PY
+fi
 exit $fail
 fi
 

@@ -11,6 +11,7 @@
 # - an application tag other than the one written, with the app-tag
 #   check on, fails the reads (counted errors, exit 1), as does data the
 #   link corrupts when the host checks the guard (--pi-verify);
+# - extended LBAs with 8 bytes of PI and PRACT, I/O split above MDTS;
 # - what cannot work exits 2 before any I/O, with the reason.
 PERF=${1:?usage: test_md.sh PATH/TO/nvq-perf PATH/TO/nvq}
 NVQ=${2:?usage: test_md.sh PATH/TO/nvq-perf PATH/TO/nvq}
@@ -180,6 +181,39 @@ refused "has its PI in the data buffer" \
 refused "namespace 1 has no protection information" \
 	-d "emu:size=2M,ms=16" --pi-chk GUARD --ios 4
 refused "needs --pi-act 0" --pi-verify --ios 4
-refused "cannot split such an I/O" \
-	-d "emu:size=64M,lbads=9,ms=8,mset=1,pi=1" --bs 4m --ios 4
+
+# Extended LBAs with 8 bytes of PI and PRACT, I/O above one command
+# (mdts=1: 8 KiB, 15 blocks of 520 bytes): the library splits the data
+# buffer at 512 bytes a block, which is all the controller moves. Written
+# in 1 MiB I/Os (137 commands each), read back in 4 KiB ones (one command
+# each, the controller checking guard and reference tag), then written
+# in 4 KiB I/Os and read back in 24 KiB and 1 MiB ones; nvq's read of the
+# whole region with the PI inline checks what the split writes left.
+XDEV="emu:file=$dir/xpi.img,size=4M,lbads=9,ms=8,mset=1,pi=1,mdts=1"
+xrun() {
+	if ! "$PERF" -d "$XDEV" --size 2M "$@" >"$dir/out" 2>"$dir/err"; then
+		echo "FAIL: extended PI above MDTS: nvq-perf $*" >&2
+		cat "$dir/err" >&2
+		fail=1
+	elif ! grep -Eq "verify +: $xblocks blocks checked, 0 bad" \
+		"$dir/out"; then
+		echo "FAIL: extended PI above MDTS: nvq-perf $*: verify" >&2
+		cat "$dir/out" "$dir/err" >&2
+		fail=1
+	fi
+}
+xblocks=4096
+xrun --rw write --verify --bs 1m --qd 2
+xrun --rw read --verify --bs 4k --qd 4
+if ! "$NVQ" read "$XDEV" -n 1 -s 0 -c 4096 -p 5 -d "$dir/xdata" \
+	2>"$dir/err"; then
+	echo "FAIL: the PI of split extended writes does not check out" >&2
+	cat "$dir/err" >&2
+	fail=1
+fi
+xrun --rw write --verify --bs 4k --qd 4 --mode thread
+xblocks=4080
+xrun --rw read --verify --bs 24k --qd 4
+xblocks=4096
+xrun --rw read --verify --bs 1m --qd 2 --mode wait
 exit $fail

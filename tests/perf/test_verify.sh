@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # nvq-perf --verify on a file-backed emulated controller: blocks written in
 # one process read back clean in another; after dd corrupts one block in
-# the backing file, a --verify read exits non-zero naming that LBA.
+# the backing file, a --verify read exits non-zero naming that LBA. Random
+# --verify writes cover the region once per pass and never have two I/Os
+# to one block in flight.
 PERF=${1:?usage: test_verify.sh PATH/TO/nvq-perf}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -68,5 +70,75 @@ for mode in poll wait thread; do
 		cat "$dir/out" >&2
 		fail=1
 	}
+done
+
+# Random --verify writes follow a random map, as fio's randommap: one pass
+# writes every block of the region once (independent draws would leave a
+# third of them unwritten and write others twice, so the read-back of a
+# block written twice cannot tell which write should be there). Blocks of
+# 4 KiB, 2 threads, each its half: all 64 carry a --verify header after.
+img=$dir/map.img
+dev=emu:file=$img,size=1M,lbads=12
+for mode in poll thread; do
+	rm -f "$img"
+	run -d "$dev" --rw randwrite --verify --size 256k --qd 8 --threads 2 \
+		--mode $mode || {
+		echo "FAIL: randwrite --verify one pass --mode $mode:" >&2
+		cat "$dir/out" "$dir/err" >&2
+		fail=1
+	}
+	grep -q "64 blocks checked, 0 bad" "$dir/out" || {
+		echo "FAIL: one pass --mode $mode did not check 64 blocks" >&2
+		cat "$dir/out" >&2
+		fail=1
+	}
+	python3 - "$img" 64 4096 <<'PY' || fail=1
+import sys
+img, n, bs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+data = open(img, "rb").read()
+bad = [b for b in range(n) if data[b * bs:b * bs + 4] != b"nvqv"]
+if bad:
+    print("FAIL: %d of %d blocks never written by one random pass: %s"
+          % (len(bad), n, bad[:10]), file=sys.stderr)
+    sys.exit(1)
+PY
+done
+# More I/Os than blocks: passes of the map; each block is checked once.
+run -d "$dev" --rw randwrite --verify --size 256k --ios 200 --qd 8 || fail=1
+grep -q "64 blocks checked, 0 bad" "$dir/out" || {
+	echo "FAIL: 200 random writes over 64 blocks: not 64 checked" >&2
+	cat "$dir/out" "$dir/err" >&2
+	fail=1
+}
+
+# No two I/Os to one block in flight while --verify writes: over 4 blocks
+# --qd 8 keeps at most 4 in flight (fio's IO depths show none at 8), and
+# says so. Every mode: the lanes choose in the callbacks in thread mode.
+for mode in poll wait thread; do
+	run -d emu:size=1M --rw randwrite --verify --size 16k --ios 400 --qd 8 \
+		--mode $mode --json || {
+		echo "FAIL: --verify over 4 blocks --mode $mode:" >&2
+		cat "$dir/err" >&2
+		fail=1
+		continue
+	}
+	grep -q "at most 4 I/Os in flight per thread, not --qd 8" "$dir/err" || {
+		echo "FAIL: no note about the depth --verify allows:" >&2
+		cat "$dir/err" >&2
+		fail=1
+	}
+	python3 - "$dir/out" <<'PY' || fail=1
+import json, sys
+job = json.load(open(sys.argv[1]))["jobs"][0]
+lvl = job["iodepth_level"]
+if any(lvl[k] for k in ("8", "16", "32", ">=64")):
+    print("FAIL: --verify over 4 blocks had more than 4 I/Os in flight:",
+          lvl, file=sys.stderr)
+    sys.exit(1)
+if job["write"]["total_ios"] != 400:
+    print("FAIL: not 400 writes:", job["write"]["total_ios"],
+          file=sys.stderr)
+    sys.exit(1)
+PY
 done
 exit $fail

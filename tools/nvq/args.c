@@ -500,10 +500,13 @@ int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 		}
 		return usage_error(c, "missing %s", list);
 	}
-	if (a->has_nsid && a->nsid == 0)
-		return usage_error(c, "namespace id 0 is not valid");
+	if (a->has_nsid && a->nsid == 0 && !(c->opts & OPT_NSID_ZERO))
+		return usage_error(c, "namespace id 0 is not valid for %s",
+				   c->name);
 	if (a->has_nsid && a->nsid == NVQ_NSID_ALL && !(c->opts & OPT_NSID_ALL))
-		return usage_error(c, "namespace id 0xffffffff (all "
-				      "namespaces) is only valid for flush");
+		return usage_error(c,
+				   "namespace id 0xffffffff (all namespaces) "
+				   "is not valid for %s",
+				   c->name);
 	return CONTINUE;
 }

@@ -32,6 +32,7 @@ enum {
 	OPT_REFTAG = 1 << 14, /* -r/--ref-tag */
 	OPT_APPTAG = 1 << 15, /* -a/--app-tag */
 	OPT_APPMASK = 1 << 16, /* -m/--app-tag-mask */
+	OPT_NSID_ZERO = 1 << 17, /* -n 0 allowed (Get Log Page: no namespace) */
 	OPT_RW = OPT_DSIZE | OPT_FUA,
 	OPT_RW_MD = OPT_MD | OPT_MDSIZE | OPT_PRINFO | OPT_REFTAG | OPT_APPTAG |
 		    OPT_APPMASK,

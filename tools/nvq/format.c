@@ -78,6 +78,50 @@ static void print_ns_loss(struct nvq_ctrl *ctrl, uint32_t nsid)
 	fputc('\n', stderr);
 }
 
+/*
+ * Up to @max active namespace ids of @ctrl into @ids from Identify's Active
+ * Namespace List (those nvq refuses too: they may be formatted); how
+ * many, or a negative errno.
+ */
+static int active_ns(struct nvq_ctrl *ctrl, uint32_t *ids, unsigned int max)
+{
+	static uint32_t page[1024];
+	struct nvq_sqe cmd;
+	unsigned int n;
+	int rc;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opcode = nvq_admin_identify;
+	cmd.cdw10 = NVQ_ID_CNS_NS_ACTIVE_LIST;
+	rc = nvq_admin(ctrl, &cmd, page, sizeof(page), NULL, NULL);
+	if (rc)
+		return rc;
+	for (n = 0; n < ARRAY_SIZE(page) && page[n] && n < max; n++)
+		ids[n] = page[n];
+	return (int)n;
+}
+
+/* Identify Namespace of @nsid as the controller reports it (also for a
+ * namespace nvq refuses). */
+static int identify_ns(struct nvq_ctrl *ctrl, uint32_t nsid,
+		       struct nvq_id_ns *id)
+{
+	struct nvq_sqe cmd;
+	uint16_t status = 0;
+	char buf[160];
+	int rc;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opcode = nvq_admin_identify;
+	cmd.nsid = nsid;
+	cmd.cdw10 = NVQ_ID_CNS_NS;
+	rc = nvq_admin(ctrl, &cmd, id, sizeof(*id), NULL, &status);
+	if (rc)
+		return fail("identify namespace %u: %s", nsid,
+			    io_msg(rc, status, buf, sizeof(buf)));
+	return 0;
+}
+
 /* What will be lost, as nvme-cli's warning; the namespaces from @ctrl. */
 static void show_loss(const struct args *a, struct nvq_ctrl *ctrl,
 		      const struct nvq_id_ns *id, unsigned int lbaf, bool all)
@@ -87,17 +131,20 @@ static void show_loss(const struct args *a, struct nvq_ctrl *ctrl,
 
 	fprintf(stderr, "You are about to format %s, namespace %#x%s.\n",
 		a->pos[0], a->nsid,
+		a->nsid == NVQ_NSID_ALL ?
+			" (ALL namespaces: the broadcast namespace id)" :
 		all ? " (ALL namespaces: FNA bit 0, a format of one "
 		      "namespace formats every namespace)" :
 		      "");
-	n = all ? nvq_ns_list(ctrl, ids, ARRAY_SIZE(ids)) : 0;
+	n = all ? active_ns(ctrl, ids, ARRAY_SIZE(ids)) : 0;
+	if (all && n <= 0)
+		n = nvq_ns_list(ctrl, ids, ARRAY_SIZE(ids));
 	if (n <= 0)
 		print_ns_loss(ctrl, a->nsid);
 	for (int i = 0; i < n && i < (int)ARRAY_SIZE(ids); i++)
 		print_ns_loss(ctrl, ids[i]);
-	if (n > (int)ARRAY_SIZE(ids))
-		fprintf(stderr, "  and %d more namespaces\n",
-			n - (int)ARRAY_SIZE(ids));
+	if (n >= (int)ARRAY_SIZE(ids))
+		fprintf(stderr, "  and possibly more namespaces\n");
 	fprintf(stderr, "New format: ");
 	print_lbaf(id, lbaf);
 	fprintf(stderr, ", metadata %s, protection information ",
@@ -114,7 +161,7 @@ static void show_loss(const struct args *a, struct nvq_ctrl *ctrl,
 
 /* The LBA format with @bs-byte blocks and no metadata, as nvme-cli -b. */
 static int lbaf_for_block_size(const struct args *a, const struct nvq_id_ns *id,
-			       unsigned int *lbaf)
+			       uint32_t nsid, unsigned int *lbaf)
 {
 	uint64_t bs = a->x[X_BS];
 
@@ -133,7 +180,7 @@ static int lbaf_for_block_size(const struct args *a, const struct nvq_id_ns *id,
 	return fail("namespace %u has no LBA format of %" PRIu64 "-byte "
 		    "blocks without metadata: see 'nvq id-ns %s -n %u' and "
 		    "give -l/--lbaf",
-		    a->nsid, bs, a->pos[0], a->nsid);
+		    nsid, bs, a->pos[0], nsid);
 }
 
 /* The hint an emu: image needs: FILE.md records the format. */
@@ -150,21 +197,22 @@ static void emu_hint(const char *uri, const struct nvq_ns_format *f)
 	printf(": open it with those parameters\n");
 }
 
-static int show_new_format(const struct args *a, struct nvq_ctrl *ctrl)
+static int show_new_format(const struct args *a, struct nvq_ctrl *ctrl,
+			   uint32_t nsid, bool hint)
 {
 	struct nvq_ns_format f;
 	struct nvq_ns_info ns;
 	int rc;
 
-	rc = nvq_ns_format(ctrl, a->nsid, &f);
+	rc = nvq_ns_format(ctrl, nsid, &f);
 	if (rc)
 		return fail("formatted, but namespace %u cannot be described "
 			    "now: %s",
-			    a->nsid, lib_msg(rc));
-	rc = nvq_ns_info(ctrl, a->nsid, &ns);
+			    nsid, lib_msg(rc));
+	rc = nvq_ns_info(ctrl, nsid, &ns);
 	printf("namespace %u: LBA format %u, %u-byte blocks, %u bytes of "
 	       "metadata (%s), protection information ",
-	       a->nsid, !rc && ns.id ? nvq_flbas_index(ns.id->flbas) : 0,
+	       nsid, !rc && ns.id ? nvq_flbas_index(ns.id->flbas) : 0,
 	       f.lba_size, f.ms, f.extended ? "extended" : "separate");
 	if (f.pi_type)
 		printf("type %u (%s 8 bytes)", f.pi_type,
@@ -179,21 +227,41 @@ static int show_new_format(const struct args *a, struct nvq_ctrl *ctrl)
 		fprintf(stderr,
 			"nvq: note: nvq cannot do I/O to namespace "
 			"%u in this format: %s\n",
-			a->nsid, f.why);
-	emu_hint(a->pos[0], &f);
+			nsid, f.why);
+	if (hint)
+		emu_hint(a->pos[0], &f);
 	return EXIT_OK;
+}
+
+/* After a broadcast format: the new format of every namespace. */
+static int show_new_formats(const struct args *a, struct nvq_ctrl *ctrl)
+{
+	uint32_t ids[64];
+	int n = active_ns(ctrl, ids, ARRAY_SIZE(ids)), rc = EXIT_OK;
+
+	if (n < 0)
+		return fail("formatted, but the namespaces cannot be listed "
+			    "now: %s",
+			    lib_msg(n));
+	/* one format for all: the emu: image's hint once */
+	for (int i = 0; i < n && !rc; i++)
+		rc = show_new_format(a, ctrl, ids[i], i == n - 1);
+	return rc;
 }
 
 static int format_run(struct args *a)
 {
 	const struct nvq_id_ctrl *idc;
+	const struct nvq_id_ns *idns;
+	static struct nvq_id_ns ref;
 	struct nvq_ctrl *ctrl;
 	struct nvq_ns_info ns;
 	struct nvq_sqe cmd;
 	unsigned int lbaf;
 	uint16_t status = 0;
 	char buf[160];
-	bool all;
+	bool all, bcast = a->nsid == NVQ_NSID_ALL;
+	uint32_t ref_nsid = a->nsid;
 	int rc;
 
 	if (xhas(a, X_LBAF) && xhas(a, X_BS))
@@ -202,6 +270,12 @@ static int format_run(struct args *a)
 	if (xhas(a, X_TIMEOUT) && !a->x[X_TIMEOUT])
 		return usage_error(a->cmd, "-t/--timeout must be at least 1 "
 					   "(milliseconds)");
+	/* the namespaces may be in different formats: no default */
+	if (bcast && !xhas(a, X_LBAF) && !xhas(a, X_BS))
+		return usage_error(a->cmd,
+				   "-n 0xffffffff formats every namespace: "
+				   "give the new format with -l/--lbaf or "
+				   "-b/--block-size");
 	rc = open_ctrl(a->pos[0], &ctrl);
 	if (rc)
 		return rc;
@@ -211,31 +285,54 @@ static int format_run(struct args *a)
 			  a->pos[0]);
 		goto out;
 	}
-	all = idc->fna & FNA_ALL_NS;
-	/* Not get_ns(): a namespace nvq cannot drive may be formatted */
-	rc = nvq_ns_info(ctrl, a->nsid, &ns);
-	if (rc == -ENOENT) {
-		rc = get_ns(ctrl, a->nsid, &ns);
-		goto out;
-	}
-	if (rc || !ns.id) {
-		rc = fail("namespace %u: %s", a->nsid,
-			  rc ? lib_msg(rc) : "no Identify Namespace data");
-		goto out;
+	all = bcast || (idc->fna & FNA_ALL_NS);
+	if (bcast) {
+		/*
+		 * Broadcast (NVMe Base 2.0, Format NVM: every namespace
+		 * attached, or all of the subsystem with FNA bit 0). The LBA
+		 * formats are the first namespace's: a controller that
+		 * formats them together offers the same ones in each.
+		 */
+		rc = active_ns(ctrl, &ref_nsid, 1);
+		if (rc <= 0) {
+			rc = fail("%s: no active namespace to format%s%s",
+				  a->pos[0], rc ? ": " : "",
+				  rc ? lib_msg(rc) : "");
+			goto out;
+		}
+		rc = identify_ns(ctrl, ref_nsid, &ref);
+		if (rc)
+			goto out;
+		idns = &ref;
+	} else {
+		/* Not get_ns(): a namespace nvq cannot drive may be
+		 * formatted */
+		rc = nvq_ns_info(ctrl, a->nsid, &ns);
+		if (rc == -ENOENT) {
+			rc = get_ns(ctrl, a->nsid, &ns);
+			goto out;
+		}
+		if (rc || !ns.id) {
+			rc = fail("namespace %u: %s", a->nsid,
+				  rc ? lib_msg(rc) :
+				       "no Identify Namespace data");
+			goto out;
+		}
+		idns = ns.id;
 	}
 	/* Default: the current format, as nvme-cli */
-	lbaf = nvq_flbas_index(ns.id->flbas);
+	lbaf = nvq_flbas_index(idns->flbas);
 	if (xhas(a, X_LBAF))
 		lbaf = (unsigned int)a->x[X_LBAF];
 	if (xhas(a, X_BS)) {
-		rc = lbaf_for_block_size(a, ns.id, &lbaf);
+		rc = lbaf_for_block_size(a, idns, ref_nsid, &lbaf);
 		if (rc)
 			goto out;
 	}
 
 	/* nvme-cli warns only without --force */
 	if (!xhas(a, X_FORCE))
-		show_loss(a, ctrl, ns.id, lbaf, all);
+		show_loss(a, ctrl, idns, lbaf, all);
 	rc = confirm(a->cmd, xhas(a, X_FORCE), "format");
 	if (rc != CONTINUE)
 		goto out;
@@ -262,7 +359,8 @@ static int format_run(struct args *a)
 		goto out;
 	}
 	printf("Success formatting namespace:%x\n", a->nsid);
-	rc = show_new_format(a, ctrl);
+	rc = bcast ? show_new_formats(a, ctrl) :
+		     show_new_format(a, ctrl, a->nsid, true);
 	if (!rc && xhas(a, X_RESET)) {
 		rc = nvq_ctrl_reset(ctrl);
 		if (rc)
@@ -283,7 +381,7 @@ out:
 const struct cmd format_cmd = {
 	.name = "format",
 	.run = format_run,
-	.opts = OPT_NSID,
+	.opts = OPT_NSID | OPT_NSID_ALL,
 	.required = OPT_NSID,
 	.min_pos = 1,
 	.max_pos = 1,
@@ -294,7 +392,8 @@ const struct cmd format_cmd = {
 		"Format NVM: give namespace NSID another LBA format (block and\n"
 		"metadata size, protection information), erasing its data. Where\n"
 		"the controller formats all namespaces at once (FNA bit 0) all\n"
-		"are erased. Says what will be lost and asks for y on the\n"
+		"are erased; -n 0xffffffff formats every namespace (with -l or\n"
+		"-b). Says what will be lost and asks for y on the\n"
 		"terminal unless --force; without a terminal --force is needed.\n"
 		"Afterwards it shows the namespace's new format.\n",
 	.help = HELP_URI HELP_NSID

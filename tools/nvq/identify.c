@@ -449,6 +449,7 @@ static int identify_ns_raw(struct nvq_ctrl *ctrl, uint32_t nsid,
 			   struct nvq_id_ns *id)
 {
 	static const uint8_t zero[sizeof(id->nsze) * 3];
+	struct nvq_ns_format f;
 	struct nvq_sqe cmd;
 	uint16_t status = 0;
 	char buf[160];
@@ -470,9 +471,12 @@ static int identify_ns_raw(struct nvq_ctrl *ctrl, uint32_t nsid,
 	/* NSZE, NCAP and NUSE all zero: an allocated but inactive nsid */
 	if (!memcmp(id, zero, sizeof(zero)))
 		return get_ns(ctrl, nsid, &(struct nvq_ns_info){ 0 });
+	if (nvq_ns_format(ctrl, nsid, &f) || f.usable)
+		snprintf(f.why, sizeof(f.why), "its format");
 	fprintf(stderr,
-		"nvq: note: namespace %u is not usable for I/O through nvq\n",
-		nsid);
+		"nvq: note: namespace %u is not usable for I/O through nvq: "
+		"%s\n",
+		nsid, f.why);
 	return 0;
 }
 
@@ -489,7 +493,8 @@ int run_id_ns(struct args *a)
 	rc = nvq_ns_info(ctrl, a->nsid, &ns);
 	if (!rc && ns.id) {
 		rc = show_id_ns(a->nsid, ns.id, a->fmt, xhas(a, 0));
-	} else if (rc == -ENOENT) {
+	} else if (rc == -ENOENT || rc == -ENOTSUP) {
+		/* inactive, or refused: the controller's data, as nvme-cli */
 		raw = calloc(1, sizeof(*raw));
 		if (!raw)
 			rc = fail("out of memory");

@@ -7,7 +7,8 @@
  * kernel's nvme driver made of the others; then the PCI NVMe controllers
  * of the machine with their driver and the URI that opens them. Node is
  * the URI that opens the namespace (URI/NSID) for nvq's, /dev/nvmeXnY for
- * the kernel's; -o json's DevicePath the same.
+ * the kernel's; -o json's DevicePath the same. An active namespace that
+ * nvq refuses (zoned, 64-bit guard PI, ...) has a row with the reason.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -149,14 +150,84 @@ static void ns_uri(const char *uri, uint32_t nsid, char *buf, size_t len)
 }
 
 /*
+ * The active namespaces of @ctrl that nvq does not drive (a format or
+ * command set it refused), in ascending order, from Identify's Active
+ * Namespace List: *@out (malloc'ed) and their count. None when the
+ * controller has no such list (before NVMe 1.1) or it cannot be read:
+ * the list then shows what nvq drives, as before.
+ */
+static size_t refused_ns(struct nvq_ctrl *ctrl, uint32_t only, uint32_t **out)
+{
+	uint32_t *page = malloc(4096), *ids = NULL, start = 0;
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	while (page) {
+		struct nvq_sqe cmd = { 0 };
+		struct nvq_ns_format f;
+		unsigned int i;
+
+		cmd.opcode = nvq_admin_identify;
+		cmd.nsid = start;
+		cmd.cdw10 = NVQ_ID_CNS_NS_ACTIVE_LIST;
+		if (nvq_admin(ctrl, &cmd, page, 4096, NULL, NULL))
+			break;
+		for (i = 0; i < 1024 && page[i] > start; i++) {
+			if ((only && page[i] != only) ||
+			    nvq_ns_format(ctrl, page[i], &f) || f.usable)
+				continue;
+			if (n == cap) {
+				uint32_t *m =
+					realloc(ids, (cap + 16) * sizeof(*ids));
+
+				if (!m)
+					goto out;
+				ids = m;
+				cap += 16;
+			}
+			ids[n++] = page[i];
+		}
+		/* a full page: the list goes on after its last entry */
+		if (i < 1024 || page[1023] >= 0xfffffffeu)
+			break;
+		start = page[1023];
+	}
+out:
+	free(page);
+	*out = ids;
+	return n;
+}
+
+/* A refused namespace's row: the library's reason where its size goes. */
+static void print_refused(struct nvq_ctrl *ctrl, const char *uri, uint32_t only,
+			  uint32_t nsid, const char *sn, const char *mn,
+			  const char *fr)
+{
+	struct nvq_ns_format f;
+	char node[512], what[200];
+
+	if (only)
+		snprintf(node, sizeof(node), "%s", uri);
+	else
+		ns_uri(uri, nsid, node, sizeof(node));
+	if (nvq_ns_format(ctrl, nsid, &f))
+		snprintf(f.why, sizeof(f.why), "%s", nvq_errmsg());
+	snprintf(what, sizeof(what), "%u (not driven by nvq: %s)", nsid, f.why);
+	print_note(node, sn, mn, what, fr);
+}
+
+/*
  * The namespaces of the open controller @ctrl (@uri) as rows; only the
- * one its URI names, if it names one.
+ * one its URI names, if it names one. Active namespaces nvq refused show
+ * why in text (JSON's Devices are the namespaces that can be opened).
  */
 static int list_open(const char *uri, struct nvq_ctrl *ctrl, const char *addr,
 		     const char *product, struct json_writer *w)
 {
 	const struct nvq_id_ctrl *id = nvq_ctrl_id(ctrl);
 	uint32_t small[64], *ids = small, only = nvq_ctrl_uri_nsid(ctrl);
+	uint32_t *bad = NULL;
+	size_t nbad = 0, b = 0;
 	char sn[21], mn[41], fr[9];
 	int n, rc = EXIT_OK;
 
@@ -180,7 +251,9 @@ static int list_open(const char *uri, struct nvq_ctrl *ctrl, const char *addr,
 		rc = fail("%s: cannot list namespaces: %s", uri, lib_msg(n));
 		n = 0;
 	}
-	if (!n && !w)
+	if (!w)
+		nbad = refused_ns(ctrl, only, &bad);
+	if (!n && !nbad && !w)
 		print_note(uri, sn, mn, "(no active namespaces)", fr);
 	for (int i = 0; i < n; i++) {
 		struct nvq_ns_info ns;
@@ -197,6 +270,8 @@ static int list_open(const char *uri, struct nvq_ctrl *ctrl, const char *addr,
 			.index = -1,
 		};
 
+		for (; b < nbad && bad[b] < ids[i]; b++)
+			print_refused(ctrl, uri, only, bad[b], sn, mn, fr);
 		if ((only && ids[i] != only) ||
 		    nvq_ns_info(ctrl, ids[i], &ns) || !ns.id)
 			continue;
@@ -211,6 +286,9 @@ static int list_open(const char *uri, struct nvq_ctrl *ctrl, const char *addr,
 		r.ms = (int)ns_ms(ns.id);
 		print_row(&r, w);
 	}
+	for (; b < nbad; b++)
+		print_refused(ctrl, uri, only, bad[b], sn, mn, fr);
+	free(bad);
 	if (ids != small)
 		free(ids);
 	return rc;

@@ -338,7 +338,7 @@ static int run_smart_log(struct args *a)
 	memset(&s, 0, sizeof(s));
 	id = nvq_ctrl_id(ctrl);
 	rc = get_log(ctrl, "smart log", &r, &s, sizeof(s),
-		     r.nsid != NVQ_NSID_ALL && id &&
+		     r.nsid && r.nsid != NVQ_NSID_ALL && id &&
 				     !(id->lpa & NVQ_CTRL_LPA_SMART_PER_NS) ?
 			     "the controller keeps no SMART log per namespace "
 			     "(LPA bit 0 clear): leave out -n" :
@@ -359,7 +359,7 @@ static int run_smart_log(struct args *a)
 const struct cmd smart_log_cmd = {
 	.name = "smart-log",
 	.run = run_smart_log,
-	.opts = OPT_NSID | OPT_NSID_ALL | OPT_FMT | OPT_FMT_BIN,
+	.opts = OPT_NSID | OPT_NSID_ALL | OPT_NSID_ZERO | OPT_FMT | OPT_FMT_BIN,
 	.min_pos = 1,
 	.max_pos = 1,
 	.xopts = smart_xopts,
@@ -867,7 +867,7 @@ static int run_get_log(struct args *a)
 const struct cmd get_log_cmd = {
 	.name = "get-log",
 	.run = run_get_log,
-	.opts = OPT_NSID | OPT_NSID_ALL,
+	.opts = OPT_NSID | OPT_NSID_ALL | OPT_NSID_ZERO,
 	.min_pos = 1,
 	.max_pos = 1,
 	.xopts = gl_xopts,

@@ -154,6 +154,78 @@ static inline uint32_t lane_reftag(const struct perf_target *t, uint64_t slba)
 }
 
 /*
+ * --verify's random offsets come from the job's random map (each block of
+ * its slice once per pass), and its read-back replays them in the same
+ * way. Other random phases draw each offset independently, as fio's
+ * norandommap does, at a third of the cost.
+ */
+static bool mapped(const struct perf_phase *ph)
+{
+	return ph->random && (ph->verify_fill || ph->verify_check);
+}
+
+/* A phase that writes --verify blocks, whose I/O must not overlap. */
+static bool guarded(const struct perf_phase *ph)
+{
+	return ph->verify_fill && ph->read_pct < 100;
+}
+
+/*
+ * Claim bs block @block for lane @l unless another lane of @j has it: an
+ * I/O to a block that a write in flight also goes to reads, or leaves
+ * there, either write or a mix of them (QEMU writes a block's data and
+ * its PI in two steps, so concurrent writes leave one's data with the
+ * other's PI, and the guard check fails). The lanes may choose in
+ * several threads at once (thread mode, --shared-queue): under the lock.
+ */
+static bool verify_claim(struct perf_job *j, struct perf_lane *l,
+			 uint64_t block)
+{
+	unsigned int i;
+	bool busy = false;
+
+	pthread_mutex_lock(&j->vlock);
+	for (i = 0; i < j->nr_lanes && !busy; i++)
+		busy = &j->lanes[i] != l &&
+		       atomic_load_explicit(&j->lanes[i].vblk,
+					    memory_order_acquire) == block;
+	if (!busy)
+		atomic_store_explicit(&l->vblk, block, memory_order_relaxed);
+	pthread_mutex_unlock(&j->vlock);
+	return !busy;
+}
+
+/*
+ * The next block of the job's slice in order (sequential), or in its
+ * random map (mapped()), into *@block; false when the phase's share of
+ * them is done. In a guarded() phase a block that another lane has in
+ * flight is passed over: that happens only after the first pass (within a
+ * pass each block comes once), where the block was written already, and
+ * some block is always free since no more lanes run than the slice has
+ * blocks (perf_job_main()).
+ */
+static bool next_block(struct perf_job *j, struct perf_lane *l,
+		       const struct perf_phase *ph, uint64_t *block)
+{
+	for (;;) {
+		uint64_t c = atomic_fetch_add_explicit(&j->cursor, 1,
+						       memory_order_relaxed);
+		uint64_t b;
+
+		if (j->cursor_limited && c >= j->cursor_end)
+			return false;
+		if (mapped(ph))
+			b = perf_randmap_at(&j->map, c / j->slice_len,
+					    c % j->slice_len);
+		else
+			b = c % j->slice_len;
+		*block = j->slice_start + b;
+		if (!guarded(ph) || verify_claim(j, l, *block))
+			return true;
+	}
+}
+
+/*
  * Choose lane @l's next I/O, to be submitted no earlier than @now (its
  * think time included) nor the job's next rate slot; that time goes into
  * l->due. False when the phase is over for the lane.
@@ -166,6 +238,8 @@ static bool lane_next_full(struct perf_job *j, struct perf_lane *l,
 	uint64_t block, limit;
 	bool measured, write;
 
+	/* the lane's previous I/O is over: its block is free */
+	atomic_store_explicit(&l->vblk, PERF_NO_BLOCK, memory_order_release);
 	if (stopped(j))
 		return false;
 	if (ph->rate_ns)
@@ -174,24 +248,16 @@ static bool lane_next_full(struct perf_job *j, struct perf_lane *l,
 		return false;
 	l->due = now;
 	measured = ph->record && now >= ph->ramp_end;
-	if (ph->random && ph->replay && l->count >= l->limit)
-		return false;
 	limit = ph->one_pass ? j->slice_len : ph->ios;
 	if (limit && (measured || !ph->record) &&
 	    atomic_fetch_add_explicit(&j->claimed, 1, memory_order_relaxed) >=
 		    limit)
 		return false;
-	if (ph->random) {
+	if (ph->random && !mapped(ph)) {
 		block = bounded(lane_rand(&l->rng), t->region_blocks);
-	} else {
-		uint64_t c = atomic_fetch_add_explicit(&j->cursor, 1,
-						       memory_order_relaxed);
-
-		if (j->cursor_limited && c >= j->cursor_end)
-			return false;
-		block = j->slice_start + c % j->slice_len;
+	} else if (!next_block(j, l, ph, &block)) {
+		return false;
 	}
-	l->count++;
 	if (ph->read_pct >= 100)
 		write = false;
 	else if (!ph->read_pct)
@@ -1154,7 +1220,14 @@ void *perf_job_main(void *arg)
 	j->tid = pthread_self();
 	this_job = j;
 	phase_view(j);
-	for (i = 0; i < j->nr_lanes; i++) {
+	/*
+	 * --verify writes: no more lanes than blocks, so that next_block()
+	 * always finds one that no other lane has.
+	 */
+	j->verify_lanes = j->nr_lanes;
+	if (guarded(sh->phase) && j->slice_len < j->nr_lanes)
+		j->verify_lanes = (unsigned int)j->slice_len;
+	for (i = 0; i < j->verify_lanes; i++) {
 		struct perf_lane *l = &j->lanes[i];
 
 		if (!lane_next(j, l, perf_now()))
@@ -1213,6 +1286,7 @@ int perf_job_init(struct perf_job *j, struct perf_shared *sh,
 	for (i = 0; i < 2; i++)
 		j->ctx[i].stamp_left = j->ctx[i].cpu_left = 1;
 	pthread_mutex_init(&j->lock, NULL);
+	pthread_mutex_init(&j->vlock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&j->cond, &ca);
@@ -1264,6 +1338,8 @@ int perf_job_init(struct perf_job *j, struct perf_shared *sh,
 			return -ENOMEM;
 		}
 	}
+	perf_randmap_init(&j->map, j->slice_len ? j->slice_len : 1,
+			  cfg->seed ^ ((uint64_t)index << 48));
 	for (i = 0; i < j->nr_lanes; i++) {
 		struct perf_lane *l = &j->lanes[i];
 		uint64_t s = cfg->seed ^ (((uint64_t)index << 32) | i);
@@ -1274,6 +1350,7 @@ int perf_job_init(struct perf_job *j, struct perf_shared *sh,
 		/* Decorrelate neighbouring lanes and seeds. */
 		l->rng_start = splitmix64(&s);
 		l->rng = l->rng_start;
+		atomic_init(&l->vblk, PERF_NO_BLOCK);
 	}
 	return 0;
 }
@@ -1305,8 +1382,7 @@ void perf_job_rearm(struct perf_job *j)
 	for (i = 0; i < j->nr_lanes; i++) {
 		struct perf_lane *l = &j->lanes[i];
 
-		l->limit = ph->replay ? l->count : 0;
-		l->count = 0;
+		atomic_store(&l->vblk, PERF_NO_BLOCK);
 		l->err = 0;
 		l->rng = l->rng_start;
 	}
@@ -1325,6 +1401,7 @@ void perf_job_release(struct perf_job *j, bool free_dma)
 	free(j->delayed);
 	j->delayed = NULL;
 	pthread_mutex_destroy(&j->lock);
+	pthread_mutex_destroy(&j->vlock);
 	pthread_cond_destroy(&j->cond);
 }
 

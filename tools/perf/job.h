@@ -65,6 +65,7 @@
 #include <nvq/nvq.h>
 
 #include "options.h"
+#include "randmap.h"
 #include "result.h"
 
 /* Monotonic nanoseconds (vDSO clock_gettime, no syscall). */
@@ -165,10 +166,17 @@ struct perf_lane {
 	atomic_uint_fast64_t inflight_since;
 	uint64_t rng; /* generator state */
 	uint64_t rng_start; /* for replay */
-	uint64_t count; /* offsets generated */
-	uint64_t limit; /* replay: stop after this many, 0 = none */
+	/*
+	 * In a phase that writes --verify blocks: the bs block of the lane's
+	 * I/O from its choice until its next one, PERF_NO_BLOCK when none.
+	 * No other lane of the job takes that block meanwhile (job.c:
+	 * verify_claim()), so no block has two I/Os in flight, one a write.
+	 */
+	atomic_uint_fast64_t vblk;
 	struct perf_lane *next;
 };
+
+#define PERF_NO_BLOCK UINT64_MAX
 
 /* What one thread records; never shared between threads while running. */
 struct perf_job_ctx {
@@ -220,10 +228,20 @@ struct perf_job {
 	bool yield_empty;
 	pthread_t tid; /* the job thread of the current phase */
 
-	/* sequential slice of this job, in bs blocks */
+	/*
+	 * The slice of the region this job works on, in bs blocks: its
+	 * sequential offsets, and with --verify its random ones too, which
+	 * then follow @map (a permutation per pass: fio's random map, each
+	 * block once per pass) at index @cursor, so that jobs never share
+	 * a block and a read-back finds each block written exactly once.
+	 */
 	uint64_t slice_start;
 	uint64_t slice_len;
 	atomic_uint_fast64_t cursor;
+	struct perf_randmap map;
+	/* verify_claim()'s choice among the lanes' vblk */
+	pthread_mutex_t vlock;
+	unsigned int verify_lanes; /* lanes started in such a phase */
 	bool cursor_limited;
 	uint64_t cursor_end; /* sequential offsets stop here when limited */
 

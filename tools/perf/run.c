@@ -665,22 +665,6 @@ static int resolve_target(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
 	t->buf_bytes = nlb * t->buf_blk;
 	t->md_bytes = nlb * t->md_blk;
 	res->md.md_per_io = t->md_bytes;
-	/*
-	 * The library splits a transfer above MDTS at lba_size + ms bytes
-	 * per block of an extended format, also with PRACT and 8 bytes of
-	 * PI, where the controller moves lba_size per block: a split one
-	 * would put the data in the wrong place.
-	 */
-	if (t->buf_blk != t->blk && !t->md_blk &&
-	    (t->buf_bytes > nvq_ctrl_max_transfer(ctrl) || nlb > 65536))
-		return usage_err(err, errlen,
-				 "--bs %llu: namespace %u has extended LBAs "
-				 "with 8 bytes of PI that PRACT strips; nvq "
-				 "cannot split such an I/O (at most %u bytes "
-				 "with --pi-act 1, or use --pi-act 0)",
-				 (unsigned long long)cfg->bs, nsid,
-				 nvq_ctrl_max_transfer(ctrl) / t->buf_blk *
-					 info.lba_size);
 	t->ctrl = ctrl;
 	t->nsid = nsid;
 	t->lba_size = info.lba_size;
@@ -688,7 +672,9 @@ static int resolve_target(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
 	t->nlb = (uint32_t)nlb;
 	t->region_lba = cfg->offset / blk;
 	t->region_blocks = region / cfg->bs;
-	if (!perf_rw_random(cfg->rw) && t->region_blocks < cfg->threads)
+	/* --verify: random offsets too stay in each thread's slice */
+	if ((!perf_rw_random(cfg->rw) || cfg->verify) &&
+	    t->region_blocks < cfg->threads)
 		return usage_err(err, errlen,
 				 "--size: %llu blocks of --bs %llu cannot be "
 				 "split among %u threads",
@@ -698,6 +684,27 @@ static int resolve_target(const struct perf_config *cfg, struct nvq_ctrl *ctrl,
 	res->lba_size = info.lba_size;
 	res->ns_bytes = ns_bytes;
 	return 0;
+}
+
+/*
+ * --verify writes never have two I/Os to one block in flight (job.c), so
+ * a thread keeps no more in flight than its slice of the region has
+ * blocks: say so when that is below --qd.
+ */
+static void verify_depth_note(const struct perf_config *cfg,
+			      const struct perf_target *t)
+{
+	static bool noted;
+	uint64_t per = t->region_blocks / cfg->threads;
+
+	if (!cfg->verify || perf_read_pct(cfg) >= 100 || per >= cfg->qd ||
+	    noted)
+		return;
+	fprintf(stderr,
+		"nvq-perf: --verify: at most %llu I/Os in flight per thread, "
+		"not --qd %u: one per block of its share of --size\n",
+		(unsigned long long)per, cfg->qd);
+	noted = true;
 }
 
 /*
@@ -836,6 +843,7 @@ int perf_run(const struct perf_config *cfg, const struct perf_run_ctl *ctl,
 			       cfg->threads, res->nr_queues);
 		goto out_close;
 	}
+	verify_depth_note(cfg, &tgt);
 	tgt.run_id = make_run_id();
 	res->run_id = tgt.run_id;
 	rc = qos_setup(cfg, ctrl, res, err, errlen);
