@@ -2,26 +2,35 @@
 /*
  * latd-watch: what nvq-latd did to the CPUs, seen from outside. Samples,
  * every INTERVAL_US (default 1000), a disk's I/O counters
- * (/sys/block/DISK/stat: I/Os completed and in flight) and every CPU's
- * /sys/devices/system/cpu/cpuN/power/pm_qos_resume_latency_us, and prints
- * when the disk's I/O began and ended and when each CPU's value changed
- * away from and back to what it was at the start:
+ * (/sys/block/DISK/stat: I/Os completed and in flight), the I/O system
+ * calls of COMMAND when one is given (/proc/PID/io: syscr + syscw; run
+ * fio with --thread so that its job threads count), and every CPU's
+ * /sys/devices/system/cpu/cpuN/power/pm_qos_resume_latency_us. Prints
+ * when the I/O began and ended and when each CPU's value changed away
+ * from and back to the one it had at the start:
  *
- *   watch-event T_MS cpuN VALUE           (with -v: every change)
- *   watch-cpu N applied=T_MS released=T_MS value=V
- *   watch io_first_ms=T io_last_ms=T cpus=LIST detect_ms=D release_ms=R
- *         samples=N max_gap_ms=G
+ *   watch-event T_MS cpuN VALUE              (with -v: every change)
+ *   watch cmd_first_ms=T cmd_last_ms=T disk_first_ms=T disk_last_ms=T
+ *         cpus=LIST changed=LIST detect_ms=D release_ms=R
+ *         release_cmd_ms=R2 samples=N max_gap_ms=G
+ *   watch-cpu N after_first_ms=D released_ms=R value=V start=S
  *
- * T_MS are milliseconds since the start. detect_ms: from the first I/O
- * seen to the first change on any CPU ("none": no change, or no I/O);
- * release_ms: from the last I/O seen to the last changed CPU back at its
- * start value ("none": not released while watching; negative: released
- * before the I/O ended). max_gap_ms is the longest time between two
- * samples, which bounds both (under TCG the sampler is late too). cpus:
- * the CPUs whose value changed at all ("-" for none).
+ * T_MS: milliseconds since the start. The command's I/O is the disk's
+ * when there is no command. cpus: the CPUs limited while the command did
+ * I/O; changed: those whose value changed at all ("-": none). detect_ms:
+ * the longest time from the command's first I/O until one of "cpus" was
+ * limited (0 where it already was). release_ms: the longest time from the
+ * last I/O on the disk (anyone's) before a CPU's final release to that
+ * release; release_cmd_ms: the same from the command's last I/O ("none":
+ * some CPU still limited at the end). max_gap_ms: the longest time
+ * between two samples, which bounds all of these (under TCG the sampler
+ * is late too).
  *
- * usage: latd-watch [-i INTERVAL_US] [-t SECONDS] [-v] DISK
- * Runs until SIGINT/SIGTERM or SECONDS. Reads only; changes nothing.
+ * usage: latd-watch [-i INTERVAL_US] [-t SECONDS] [-a LINGER_MS]
+ *                   [-o FILE] [-v] DISK [-- COMMAND [ARG...]]
+ * Its own lines go to FILE (default: stdout, shared with COMMAND). Runs
+ * until SIGINT/SIGTERM, SECONDS, or LINGER_MS after COMMAND ended;
+ * exits with COMMAND's status. Reads only; changes nothing.
  * Built by scripts/latd-host.sh and scripts/qemu/latd-guest.sh.
  */
 #define _GNU_SOURCE
@@ -32,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,11 +54,16 @@ struct cpu {
 	char start[32]; /* the value at the start */
 	char cur[32];
 	char held[32]; /* the first value it changed to */
-	double applied, released; /* ms; -1: not seen */
-	int changed;
+	int changed; /* ever away from start */
+	int in_window; /* limited while the command did I/O */
+	double after_first; /* first I/O -> limited; -1: not yet */
+	double released; /* last return to start; -1: none */
+	double rel_gap; /* last disk I/O -> that return */
+	double rel_cmd; /* the command's last I/O -> that return */
 };
 
 static volatile sig_atomic_t stop;
+static FILE *out; /* stdout, or -o FILE */
 
 static void on_signal(int sig)
 {
@@ -76,7 +91,7 @@ static int read_fd(int fd, char *buf, size_t len)
 	return 0;
 }
 
-/* I/Os completed (reads + writes + discards + flushes) and in flight */
+/* I/Os completed (reads + writes + discards + flushes) + in flight */
 static int read_stat(int fd, uint64_t *done, uint64_t *inflight)
 {
 	char buf[512];
@@ -99,26 +114,82 @@ static int read_stat(int fd, uint64_t *done, uint64_t *inflight)
 	return 0;
 }
 
+/* syscr + syscw of /proc/PID/io, or -1 */
+static int64_t read_io(int fd)
+{
+	char buf[1024], *p;
+	int64_t sum = 0;
+
+	if (fd < 0 || read_fd(fd, buf, sizeof(buf)))
+		return -1;
+	p = strstr(buf, "syscr:");
+	if (p)
+		sum += strtoll(p + 6, NULL, 10);
+	p = strstr(buf, "syscw:");
+	if (p)
+		sum += strtoll(p + 6, NULL, 10);
+	return sum;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: latd-watch [-i INTERVAL_US] [-t SECONDS] [-v] DISK\n"
-		"Samples /sys/block/DISK/stat and every CPU's\n"
+		"usage: latd-watch [-i INTERVAL_US] [-t SECONDS]\n"
+		"         [-a LINGER_MS] [-o FILE] [-v] DISK [-- COMMAND...]\n"
+		"Samples /sys/block/DISK/stat, COMMAND's I/O and every CPU's\n"
 		"pm_qos_resume_latency_us every INTERVAL_US (default 1000)\n"
-		"until SIGINT/SIGTERM or SECONDS, and prints when the limits\n"
-		"went on and off relative to the disk's I/O.\n");
+		"until SIGINT/SIGTERM, SECONDS or LINGER_MS after COMMAND,\n"
+		"and prints when the limits went on and off around the I/O.\n");
+}
+
+static long num(const char *s, long min, int opt)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < min) {
+		fprintf(stderr, "latd-watch: bad -%c '%s'\n", opt, s);
+		exit(2);
+	}
+	return v;
+}
+
+static void print_list(const char *key, const struct cpu *cpu, int ncpu,
+		       int window)
+{
+	int i, n = 0;
+
+	fprintf(out, " %s=", key);
+	for (i = 0; i < ncpu; i++)
+		if (window ? cpu[i].in_window : cpu[i].changed)
+			fprintf(out, "%s%d", n++ ? "," : "", i);
+	if (!n)
+		fprintf(out, "-");
+}
+
+static void print_ms(const char *key, int ok, double v)
+{
+	if (ok)
+		fprintf(out, " %s=%.3f", key, v);
+	else
+		fprintf(out, " %s=none", key);
 }
 
 int main(int argc, char **argv)
 {
 	static struct cpu cpu[MAX_CPUS];
-	long interval_us = 1000, secs = 0;
-	double t0, t, last = 0, max_gap = 0, io_first = -1, io_last = -1;
-	double detect = 0, release = -1e9;
-	int detect_ok = 0, released;
+	long interval_us = 1000, secs = 0, linger = 0;
+	double t0, t, last = 0, max_gap = 0, ended = -1;
+	double cmd_first = -1, cmd_last = -1, disk_first = -1, disk_last = -1;
+	double detect = 0, release = 0, release_cmd = 0;
+	int detect_ok = 1, release_ok = 1, any = 0;
 	uint64_t done0, done, inflight, samples = 0;
-	int verbose = 0, ncpu = 0, opt, sfd, i, first_cpu = 1;
-	char path[256], *end;
+	int64_t io0 = -1, io;
+	int verbose = 0, ncpu = 0, opt, sfd, iofd = -1, i, status = 0;
+	pid_t child = 0;
+	char path[256];
 	struct timespec period;
 
 	if (argc > 1 &&
@@ -126,23 +197,25 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	while ((opt = getopt(argc, argv, "i:t:v")) != -1) {
+	out = stdout;
+	while ((opt = getopt(argc, argv, "+i:t:a:o:v")) != -1) {
 		switch (opt) {
-		case 'i':
-			interval_us = strtol(optarg, &end, 10);
-			if (*end || interval_us < 10) {
-				fprintf(stderr, "latd-watch: bad -i '%s'\n",
-					optarg);
-				return 2;
+		case 'o':
+			out = fopen(optarg, "w");
+			if (!out) {
+				fprintf(stderr, "latd-watch: %s: %s\n", optarg,
+					strerror(errno));
+				return 1;
 			}
 			break;
+		case 'i':
+			interval_us = num(optarg, 10, opt);
+			break;
 		case 't':
-			secs = strtol(optarg, &end, 10);
-			if (*end || secs < 1) {
-				fprintf(stderr, "latd-watch: bad -t '%s'\n",
-					optarg);
-				return 2;
-			}
+			secs = num(optarg, 1, opt);
+			break;
+		case 'a':
+			linger = num(optarg, 0, opt);
 			break;
 		case 'v':
 			verbose = 1;
@@ -152,7 +225,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind >= argc ||
+	    (optind + 1 < argc && strcmp(argv[optind + 1], "--")) ||
+	    (optind + 1 < argc && optind + 2 >= argc)) {
 		usage(stderr);
 		return 2;
 	}
@@ -164,19 +239,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (i = 0; i < MAX_CPUS; i++) {
-		cpu[i].fd = -1;
-		cpu[i].applied = cpu[i].released = -1;
+		struct cpu *c = &cpu[i];
+
+		c->after_first = c->released = -1;
 		snprintf(path, sizeof(path), "%s/cpu%d/power/%s", CPU_DIR, i,
 			 QOS_FILE);
-		cpu[i].fd = open(path, O_RDONLY);
-		if (cpu[i].fd < 0)
+		c->fd = open(path, O_RDONLY);
+		if (c->fd < 0)
 			continue;
-		if (read_fd(cpu[i].fd, cpu[i].start, sizeof(cpu[i].start))) {
-			close(cpu[i].fd);
-			cpu[i].fd = -1;
+		if (read_fd(c->fd, c->start, sizeof(c->start))) {
+			close(c->fd);
+			c->fd = -1;
 			continue;
 		}
-		strcpy(cpu[i].cur, cpu[i].start);
+		strcpy(c->cur, c->start);
 		ncpu = i + 1;
 	}
 	if (!ncpu) {
@@ -186,10 +262,31 @@ int main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	fflush(out);
+	if (optind + 2 < argc) {
+		child = fork();
+		if (child < 0) {
+			perror("latd-watch: fork");
+			return 1;
+		}
+		if (!child) {
+			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
+			execvp(argv[optind + 2], argv + optind + 2);
+			fprintf(stderr, "latd-watch: %s: %s\n",
+				argv[optind + 2], strerror(errno));
+			_exit(127);
+		}
+		snprintf(path, sizeof(path), "/proc/%d/io", (int)child);
+		iofd = open(path, O_RDONLY);
+		io0 = read_io(iofd);
+	}
 	period.tv_sec = interval_us / 1000000;
 	period.tv_nsec = (interval_us % 1000000) * 1000;
 	t0 = now_ms();
 	while (!stop) {
+		int cmd_io = 0, running;
+
 		t = now_ms() - t0;
 		if (samples && t - last > max_gap)
 			max_gap = t - last;
@@ -197,86 +294,111 @@ int main(int argc, char **argv)
 		samples++;
 		if (!read_stat(sfd, &done, &inflight) &&
 		    (done != done0 || inflight)) {
-			if (io_first < 0)
-				io_first = t;
-			io_last = t;
+			if (disk_first < 0)
+				disk_first = t;
+			disk_last = t;
 			done0 = done;
+			cmd_io = !child;
 		}
-		for (i = 0; i < ncpu; i++) {
-			char v[32];
-			struct cpu *c = &cpu[i];
-
-			if (c->fd < 0 || read_fd(c->fd, v, sizeof(v)) ||
-			    !strcmp(v, c->cur))
-				continue;
-			strcpy(c->cur, v);
-			if (verbose)
-				printf("watch-event %.3f cpu%d %s\n", t, i, v);
-			if (strcmp(v, c->start)) {
-				if (!c->changed) {
-					c->applied = t;
-					strcpy(c->held, v);
-				}
-				c->changed = 1;
-				c->released = -1;
-			} else {
-				c->released = t;
+		if (child && ended < 0) {
+			io = read_io(iofd);
+			if (io >= 0 && io != io0) {
+				cmd_io = 1;
+				io0 = io;
 			}
 		}
+		if (cmd_io) {
+			if (cmd_first < 0)
+				cmd_first = t;
+			cmd_last = t;
+		}
+		running = cmd_first >= 0 && (child ? ended < 0 : 1);
+		for (i = 0; i < ncpu; i++) {
+			struct cpu *c = &cpu[i];
+			char v[32];
+			int limited;
+
+			if (c->fd < 0)
+				continue;
+			if (!read_fd(c->fd, v, sizeof(v)) &&
+			    strcmp(v, c->cur)) {
+				strcpy(c->cur, v);
+				if (verbose)
+					fprintf(out,
+						"watch-event %.3f cpu%d %s\n",
+						t, i, v);
+				if (strcmp(v, c->start)) {
+					if (!c->changed)
+						strcpy(c->held, v);
+					c->changed = 1;
+					c->released = -1;
+				} else {
+					c->released = t;
+					c->rel_gap = t - disk_last;
+					c->rel_cmd = t - cmd_last;
+				}
+			}
+			limited = strcmp(c->cur, c->start) != 0;
+			if (limited && running) {
+				c->in_window = 1;
+				if (c->after_first < 0)
+					c->after_first = t - cmd_first;
+			}
+		}
+		if (child && ended < 0 && waitpid(child, &status, WNOHANG) > 0)
+			ended = t;
+		if (ended >= 0 && t - ended >= linger)
+			break;
 		if (secs && t >= secs * 1e3)
 			break;
 		nanosleep(&period, NULL);
 	}
-	printf("watch io_first_ms=%.3f io_last_ms=%.3f cpus=", io_first,
-	       io_last);
+	if (child && ended < 0) {
+		kill(child, SIGTERM);
+		waitpid(child, &status, 0);
+	}
 	for (i = 0; i < ncpu; i++) {
 		struct cpu *c = &cpu[i];
 
+		if (c->in_window && c->after_first > detect)
+			detect = c->after_first;
 		if (!c->changed)
 			continue;
-		printf("%s%d", first_cpu ? "" : ",", i);
-		first_cpu = 0;
-		if (io_first >= 0 && c->applied >= 0 &&
-		    (!detect_ok || c->applied - io_first < detect)) {
-			detect = c->applied - io_first;
-			detect_ok = 1;
+		any = 1;
+		if (c->released < 0 || strcmp(c->cur, c->start)) {
+			release_ok = 0;
+			continue;
 		}
+		if (c->rel_gap > release)
+			release = c->rel_gap;
+		if (c->rel_cmd > release_cmd)
+			release_cmd = c->rel_cmd;
 	}
-	if (first_cpu)
-		printf("-");
-	/*
-	 * Released: every changed CPU back to its start value; negative when
-	 * that happened before the last I/O was seen (released too early).
-	 */
-	released = !first_cpu && io_last >= 0;
-	for (i = 0; i < ncpu && released; i++) {
-		struct cpu *c = &cpu[i];
-
-		if (!c->changed)
-			continue;
-		if (c->released < 0)
-			released = 0;
-		else if (c->released - io_last > release)
-			release = c->released - io_last;
-	}
-	if (detect_ok)
-		printf(" detect_ms=%.3f", detect);
-	else
-		printf(" detect_ms=none");
-	if (released)
-		printf(" release_ms=%.3f", release);
-	else
-		printf(" release_ms=none");
-	printf(" samples=%llu max_gap_ms=%.3f\n", (unsigned long long)samples,
-	       max_gap);
+	fprintf(out, "watch cmd_first_ms=%.3f cmd_last_ms=%.3f", cmd_first,
+		cmd_last);
+	fprintf(out, " disk_first_ms=%.3f disk_last_ms=%.3f", disk_first,
+		disk_last);
+	print_list("cpus", cpu, ncpu, 1);
+	print_list("changed", cpu, ncpu, 0);
+	detect_ok = detect_ok && any && cmd_first >= 0;
+	print_ms("detect_ms", detect_ok, detect);
+	print_ms("release_ms", release_ok && any, release);
+	print_ms("release_cmd_ms", release_ok && any && cmd_last >= 0,
+		 release_cmd);
+	fprintf(out, " samples=%llu max_gap_ms=%.3f\n",
+		(unsigned long long)samples, max_gap);
 	for (i = 0; i < ncpu; i++) {
 		struct cpu *c = &cpu[i];
 
 		if (!c->changed)
 			continue;
-		printf("watch-cpu %d applied=%.3f released=%.3f", i, c->applied,
-		       c->released);
-		printf(" value=%s start=%s\n", c->held, c->start);
+		fprintf(out, "watch-cpu %d", i);
+		print_ms("after_first_ms", c->after_first >= 0, c->after_first);
+		print_ms("released_ms", c->released >= 0, c->rel_gap);
+		fprintf(out, " value=%s start=%s\n", c->held, c->start);
 	}
-	return 0;
+	fclose(out);
+	if (!child)
+		return 0;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
