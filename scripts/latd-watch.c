@@ -2,9 +2,9 @@
 /*
  * latd-watch: what nvq-latd did to the CPUs, seen from outside. Samples,
  * every INTERVAL_US (default 1000), a disk's I/O counters
- * (/sys/block/DISK/stat: I/Os completed and in flight), the I/O system
- * calls of COMMAND when one is given (/proc/PID/io: syscr + syscw; run
- * fio with --thread so that its job threads count), and every CPU's
+ * (/sys/block/DISK/stat: I/Os completed and in flight), the storage I/O
+ * of COMMAND when one is given (/proc/PID/io: read_bytes + write_bytes;
+ * run fio with --thread so that its job threads count), and every CPU's
  * /sys/devices/system/cpu/cpuN/power/pm_qos_resume_latency_us. Prints
  * when the I/O began and ended and when each CPU's value changed away
  * from and back to the one it had at the start:
@@ -12,7 +12,7 @@
  *   watch-event T_MS cpuN VALUE              (with -v: every change)
  *   watch cmd_first_ms=T cmd_last_ms=T disk_first_ms=T disk_last_ms=T
  *         cpus=LIST changed=LIST detect_ms=D release_ms=R
- *         release_cmd_ms=R2 samples=N max_gap_ms=G
+ *         release_cmd_ms=R2 hold_idle_ms=H samples=N max_gap_ms=G
  *   watch-cpu N after_first_ms=D released_ms=R value=V start=S
  *
  * T_MS: milliseconds since the start. The command's I/O is the disk's
@@ -22,12 +22,17 @@
  * limited (0 where it already was). release_ms: the longest time from the
  * last I/O on the disk (anyone's) before a CPU's final release to that
  * release; release_cmd_ms: the same from the command's last I/O ("none":
- * some CPU still limited at the end). max_gap_ms: the longest time
+ * some CPU still limited at the end). hold_idle_ms: the longest time a
+ * limit stayed on while the disk had no I/O (its last I/O seen before
+ * that moment; with other I/O on the disk, the check that holds).
+ * max_gap_ms: the longest time
  * between two samples, which bounds all of these (under TCG the sampler
  * is late too).
  *
  * usage: latd-watch [-i INTERVAL_US] [-t SECONDS] [-a LINGER_MS]
- *                   [-o FILE] [-v] DISK [-- COMMAND [ARG...]]
+ *                   [-b "N=V ..."] [-o FILE] [-v] DISK [-- COMMAND...]
+ * -b gives the values to compare with (default: each CPU's at the start),
+ * as latd-lib.sh's latd_qos prints them.
  * Its own lines go to FILE (default: stdout, shared with COMMAND). Runs
  * until SIGINT/SIGTERM, SECONDS, or LINGER_MS after COMMAND ended;
  * exits with COMMAND's status. Reads only; changes nothing.
@@ -114,7 +119,10 @@ static int read_stat(int fd, uint64_t *done, uint64_t *inflight)
 	return 0;
 }
 
-/* syscr + syscw of /proc/PID/io, or -1 */
+/*
+ * read_bytes + write_bytes of /proc/PID/io (storage I/O the process caused:
+ * O_DIRECT reads count, its start-up's system calls do not), or -1
+ */
 static int64_t read_io(int fd)
 {
 	char buf[1024], *p;
@@ -122,12 +130,12 @@ static int64_t read_io(int fd)
 
 	if (fd < 0 || read_fd(fd, buf, sizeof(buf)))
 		return -1;
-	p = strstr(buf, "syscr:");
+	p = strstr(buf, "\nread_bytes:");
 	if (p)
-		sum += strtoll(p + 6, NULL, 10);
-	p = strstr(buf, "syscw:");
+		sum += strtoll(p + 12, NULL, 10);
+	p = strstr(buf, "\nwrite_bytes:");
 	if (p)
-		sum += strtoll(p + 6, NULL, 10);
+		sum += strtoll(p + 13, NULL, 10);
 	return sum;
 }
 
@@ -135,7 +143,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: latd-watch [-i INTERVAL_US] [-t SECONDS]\n"
-		"         [-a LINGER_MS] [-o FILE] [-v] DISK [-- COMMAND...]\n"
+		"         [-a LINGER_MS] [-b \"N=V ...\"] [-o FILE] [-v]\n"
+		"         DISK [-- COMMAND...]\n"
 		"Samples /sys/block/DISK/stat, COMMAND's I/O and every CPU's\n"
 		"pm_qos_resume_latency_us every INTERVAL_US (default 1000)\n"
 		"until SIGINT/SIGTERM, SECONDS or LINGER_MS after COMMAND,\n"
@@ -183,12 +192,13 @@ int main(int argc, char **argv)
 	long interval_us = 1000, secs = 0, linger = 0;
 	double t0, t, last = 0, max_gap = 0, ended = -1;
 	double cmd_first = -1, cmd_last = -1, disk_first = -1, disk_last = -1;
-	double detect = 0, release = 0, release_cmd = 0;
+	double detect = 0, release = 0, release_cmd = 0, hold_idle = 0;
 	int detect_ok = 1, release_ok = 1, any = 0;
 	uint64_t done0, done, inflight, samples = 0;
 	int64_t io0 = -1, io;
 	int verbose = 0, ncpu = 0, opt, sfd, iofd = -1, i, status = 0;
 	pid_t child = 0;
+	const char *base = NULL, *p;
 	char path[256];
 	struct timespec period;
 
@@ -198,8 +208,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	out = stdout;
-	while ((opt = getopt(argc, argv, "+i:t:a:o:v")) != -1) {
+	while ((opt = getopt(argc, argv, "+i:t:a:b:o:v")) != -1) {
 		switch (opt) {
+		case 'b':
+			base = optarg;
+			break;
 		case 'o':
 			out = fopen(optarg, "w");
 			if (!out) {
@@ -255,6 +268,33 @@ int main(int argc, char **argv)
 		strcpy(c->cur, c->start);
 		ncpu = i + 1;
 	}
+	/*
+	 * The values before the daemon started (it may hold a limit by the
+	 * time the sampler starts, for other I/O): "N=V N=V ...".
+	 */
+	for (p = base; p && *p;) {
+		char *end;
+		long n = strtol(p, &end, 10);
+		size_t len;
+
+		if (end == p || *end != '=' || n < 0 || n >= ncpu) {
+			fprintf(stderr, "latd-watch: bad -b at '%s'\n", p);
+			return 2;
+		}
+		p = end + 1;
+		len = strcspn(p, " ");
+		if (len >= sizeof(cpu[n].start))
+			len = sizeof(cpu[n].start) - 1;
+		memcpy(cpu[n].start, p, len);
+		cpu[n].start[len] = 0;
+		p += len;
+		p += strspn(p, " ");
+	}
+	for (i = 0; i < ncpu; i++)
+		if (cpu[i].fd >= 0 && strcmp(cpu[i].cur, cpu[i].start)) {
+			cpu[i].changed = 1;
+			strcpy(cpu[i].held, cpu[i].cur);
+		}
 	if (!ncpu) {
 		fprintf(stderr, "latd-watch: no %s/cpu*/power/%s\n", CPU_DIR,
 			QOS_FILE);
@@ -345,6 +385,11 @@ int main(int argc, char **argv)
 					c->after_first = t - cmd_first;
 			}
 		}
+		for (i = 0; i < ncpu; i++)
+			if (cpu[i].fd >= 0 && strcmp(cpu[i].cur, cpu[i].start))
+				break;
+		if (i < ncpu && t - (disk_last < 0 ? 0 : disk_last) > hold_idle)
+			hold_idle = t - (disk_last < 0 ? 0 : disk_last);
 		if (child && ended < 0 && waitpid(child, &status, WNOHANG) > 0)
 			ended = t;
 		if (ended >= 0 && t - ended >= linger)
@@ -385,6 +430,7 @@ int main(int argc, char **argv)
 	print_ms("release_ms", release_ok && any, release);
 	print_ms("release_cmd_ms", release_ok && any && cmd_last >= 0,
 		 release_cmd);
+	fprintf(out, " hold_idle_ms=%.3f", hold_idle);
 	fprintf(out, " samples=%llu max_gap_ms=%.3f\n",
 		(unsigned long long)samples, max_gap);
 	for (i = 0; i < ncpu; i++) {

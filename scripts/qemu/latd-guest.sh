@@ -25,6 +25,8 @@
 # environment (defaults):
 #   ROUNDS=3 TIME=5 (s per fio run) LIMIT=10 TIMEOUT_MS=3 ACTIVITY=bpf
 #   FIO_CPU=1 CPUS=2 (guest vCPUs) SPIN=1 WAKE_BENCH=1
+#   NVQ_LATD    a daemon binary to use instead of building
+#               tools/latd/nvq-latd in BUILD_ROOT/vfio-guest
 # Guests run under TCG: slow, and one at a time. Exits 77 (skip) when
 # QEMU, a static busybox or a kernel image is missing; 1 when the guest
 # failed or a daemon round did not pass (or nvq-latd did not build);
@@ -80,8 +82,10 @@ log=$build/latd-guest.log
 
 # The daemon (when it builds) and the two measuring programs, in a
 # second archive appended to the guest's initramfs.
-latd=
-if ninja -C "$GUEST_BIN" -t targets all 2>/dev/null |
+latd=${NVQ_LATD:-}
+if [ -n "$latd" ]; then
+	[ -x "$latd" ] || { echo "latd-guest: NVQ_LATD=$latd is not a program" >&2; exit 2; }
+elif ninja -C "$GUEST_BIN" -t targets all 2>/dev/null |
 	grep -q '^tools/latd/nvq-latd:'; then
 	if ninja -C "$GUEST_BIN" tools/latd/nvq-latd \
 		>"$tmp/latd-build.log" 2>&1; then

@@ -184,7 +184,7 @@ latd_ticks() {
 	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }'
 }
 
-# latd_fio NAME WATCH_OUT: one fio run under latd-watch (which samples
+# latd_fio NAME WATCH_OUT BASELINE: one fio run under latd-watch (which samples
 # the PM QoS files and fio's I/O, and lingers to see the release), fio's
 # JSON between markers
 latd_fio() {
@@ -194,7 +194,7 @@ latd_fio() {
 	linger=$((TMO * 4 + 500))
 	echo "NVQ-JSON $1"
 	# shellcheck disable=SC2086
-	"$WATCH" -v -a "$linger" -o "$2" "$DISK" -- \
+	"$WATCH" -v -a "$linger" -b "$3" -o "$2" "$DISK" -- \
 		fio --name=latd --filename="$TARGET" --readonly --rw=randread \
 		--bs=4k --direct=1 --ioengine=psync --iodepth=1 $size --thread \
 		--time_based --runtime="$SECS" --cpus_allowed="$FIO_CPU" \
@@ -257,7 +257,7 @@ latd_round() {
 		) >"$WORK/status-mid-$r.txt" &
 		mpid=$!
 	fi
-	latd_fio "fio-$r-$mode" "$WORK/watch-$r-$mode.txt"
+	latd_fio "fio-$r-$mode" "$WORK/watch-$r-$mode.txt" "$q0"
 	i1=$(latd_idle)
 	cat "$WORK/watch-$r-$mode.txt"
 	ticks=
