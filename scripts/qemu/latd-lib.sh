@@ -245,11 +245,28 @@ latd_round() {
 	fi
 	sleep 0.3
 	t0=
-	[ -n "$dpid" ] && t0=$(latd_ticks "$dpid")
+	idle_ticks=
+	if [ -n "$dpid" ]; then
+		# The daemon's own cost with nothing to do: one second
+		# before fio (the disk may have other I/O on a host).
+		t0=$(latd_ticks "$dpid")
+		sleep 1
+		t1=$(latd_ticks "$dpid")
+		idle_ticks=$((t1 - t0))
+		t0=$t1
+	fi
 	i0=$(latd_idle)
 	if [ -n "$dpid" ]; then
-		# The daemon's view half-way through the I/O.
+		# The daemon's view half-way through fio's I/O (fio takes
+		# seconds to start under TCG: wait for the disk to move).
 		(
+			st=/sys/block/$DISK/stat
+			s0=$(cat "$st")
+			i=0
+			while [ "$(cat "$st")" = "$s0" ] && [ $i -lt 300 ]; do
+				sleep 0.1
+				i=$((i + 1))
+			done
 			sleep $((SECS / 2))
 			echo "NVQ-JSON status-mid-$r"
 			"$LATD" status --json 2>&1
@@ -281,6 +298,7 @@ latd_round() {
 	fi
 	fixed=$(latd_qos_restore "$q0")
 	echo "LATD-ROUND $tag daemon_ticks=${ticks:--}" \
+		"daemon_idle_ticks=${idle_ticks:--}" \
 		"clk_tck=$(getconf CLK_TCK 2>/dev/null || echo 100)" \
 		"daemon_rc=${drc:--} restored_by_script=\"${fixed:-}\"" \
 		"expect=$LATD_EXPECT spin_cpu=${SPIN_CPU:--}" \

@@ -115,11 +115,22 @@ def status_mid(j, disk):
 
 
 def status_end(j, disk):
+    """After the run: the CPUs of the daemon's queues that applied a
+    limit at least once (its own account of where the limit went), and
+    its counters."""
     d = find_disk(j, disk)
     if d is None:
-        return ""
-    return (f"applies {d.get('applies')}, releases {d.get('releases')}, "
-            f"held {d.get('held_ns', 0) / 1e6:.0f} ms")
+        return None, ""
+    cpus = set()
+    for q in d.get("queues", []):
+        if q.get("applies"):
+            c = cpus_canon(q.get("cpus", ""))
+            if c != "-":
+                cpus.update(int(x) for x in c.split(","))
+    cl = ",".join(str(x) for x in sorted(cpus)) or "-"
+    return cl, (f"queues applied on {cl}: applies {d.get('applies')}, "
+                f"releases {d.get('releases')}, "
+                f"held {d.get('held_ns', 0) / 1e6:.0f} ms")
 
 
 def idle_delta(i0, i1):
@@ -188,7 +199,8 @@ def main():
     print("| round | mode | limited CPUs (sysfs) | expected | detect (ms) "
           "| release after disk idle (ms) | after fio (ms) "
           "| longest hold, disk idle (ms) | bound (ms) "
-          "| daemon CPU (ms) | daemon said | verdict |")
+          "| daemon CPU ms (per s of fio, per s idle) | daemon said "
+          "| verdict |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rounds:
         w = r.get("watch", {})
@@ -240,15 +252,20 @@ def main():
             cpu = f"{ms:.0f}"
             if st and st["runtime_s"]:
                 cpu += f" ({ms / st['runtime_s']:.1f}/s)"
+            if r.get("daemon_idle_ticks", "-") not in ("-", ""):
+                idle = int(r["daemon_idle_ticks"]) * 1000.0 / int(
+                    r.get("clk_tck", 100))
+                cpu += f", idle {idle:.0f}/s"
         said_s = "-"
         if m == "latd":
             mid = jsons.get(f"status-mid-{r.get('r')}")
-            cpus, said_s = status_mid(mid, disk)
-            end = status_end(jsons.get(f"status-end-{r.get('r')}"), disk)
+            _, said_s = status_mid(mid, disk)
+            said_s = "mid-run: " + said_s
+            cpus, end = status_end(jsons.get(f"status-end-{r.get('r')}"),
+                                   disk)
             if end:
                 said_s += "; end: " + end
-            if mid is not None and cpus is not None and \
-                    cpus_canon(cpus) != r.get("expect"):
+            if cpus is not None and cpus != r.get("expect"):
                 verdict.append(f"status says {cpus}")
                 ok = False
         print(f"| {r.get('r')} | {m} | {seen} | {r.get('expect')} | {det} "
