@@ -10,24 +10,26 @@
  * from and back to the one it had at the start:
  *
  *   watch-event T_MS cpuN VALUE              (with -v: every change)
- *   watch cmd_first_ms=T cmd_last_ms=T disk_first_ms=T disk_last_ms=T
+ *   watch io_first_ms=T cmd_first_ms=T cmd_last_ms=T disk_first_ms=T
+ *         disk_last_ms=T
  *         cpus=LIST changed=LIST detect_ms=D release_ms=R
  *         release_cmd_ms=R2 hold_idle_ms=H samples=N max_gap_ms=G
  *   watch-cpu N after_first_ms=D released_ms=R value=V start=S
  *
  * T_MS: milliseconds since the start. The command's I/O is the disk's
- * when there is no command. cpus: the CPUs limited while the command did
- * I/O; changed: those whose value changed at all ("-": none). detect_ms:
- * the longest time from the command's first I/O until one of "cpus" was
+ * when there is no command; io_first: the first I/O on the disk once the
+ * command did storage I/O (its first bytes may be its program read from
+ * another disk). cpus: the CPUs limited from io_first until the command
+ * ended; changed: those whose value changed at all ("-": none).
+ * detect_ms: the longest time from io_first until one of "cpus" was
  * limited (0 where it already was). release_ms: the longest time from the
  * last I/O on the disk (anyone's) before a CPU's final release to that
  * release; release_cmd_ms: the same from the command's last I/O ("none":
  * some CPU still limited at the end). hold_idle_ms: the longest time a
  * limit stayed on while the disk had no I/O (its last I/O seen before
  * that moment; with other I/O on the disk, the check that holds).
- * max_gap_ms: the longest time
- * between two samples, which bounds all of these (under TCG the sampler
- * is late too).
+ * max_gap_ms: the longest time between two samples, which bounds all of
+ * these (under TCG the sampler is late too).
  *
  * usage: latd-watch [-i INTERVAL_US] [-t SECONDS] [-a LINGER_MS]
  *                   [-b "N=V ..."] [-o FILE] [-v] DISK [-- COMMAND...]
@@ -192,6 +194,7 @@ int main(int argc, char **argv)
 	long interval_us = 1000, secs = 0, linger = 0;
 	double t0, t, last = 0, max_gap = 0, ended = -1;
 	double cmd_first = -1, cmd_last = -1, disk_first = -1, disk_last = -1;
+	double io_first = -1;
 	double detect = 0, release = 0, release_cmd = 0, hold_idle = 0;
 	int detect_ok = 1, release_ok = 1, any = 0;
 	uint64_t done0, done, inflight, samples = 0;
@@ -325,15 +328,16 @@ int main(int argc, char **argv)
 	period.tv_nsec = (interval_us % 1000000) * 1000;
 	t0 = now_ms();
 	while (!stop) {
-		int cmd_io = 0, running;
+		int cmd_io = 0, disk_io, running;
 
 		t = now_ms() - t0;
 		if (samples && t - last > max_gap)
 			max_gap = t - last;
 		last = t;
 		samples++;
-		if (!read_stat(sfd, &done, &inflight) &&
-		    (done != done0 || inflight)) {
+		disk_io = !read_stat(sfd, &done, &inflight) &&
+			  (done != done0 || inflight);
+		if (disk_io) {
 			if (disk_first < 0)
 				disk_first = t;
 			disk_last = t;
@@ -352,7 +356,14 @@ int main(int argc, char **argv)
 				cmd_first = t;
 			cmd_last = t;
 		}
-		running = cmd_first >= 0 && (child ? ended < 0 : 1);
+		/*
+		 * The I/O starts with the first I/O on the disk once the
+		 * command did storage I/O: the command's first bytes may be
+		 * its own program being read from another disk.
+		 */
+		if (cmd_first >= 0 && io_first < 0 && disk_io)
+			io_first = t;
+		running = io_first >= 0 && (child ? ended < 0 : 1);
 		for (i = 0; i < ncpu; i++) {
 			struct cpu *c = &cpu[i];
 			char v[32];
@@ -382,7 +393,7 @@ int main(int argc, char **argv)
 			if (limited && running) {
 				c->in_window = 1;
 				if (c->after_first < 0)
-					c->after_first = t - cmd_first;
+					c->after_first = t - io_first;
 			}
 		}
 		for (i = 0; i < ncpu; i++)
@@ -425,7 +436,7 @@ int main(int argc, char **argv)
 		disk_last);
 	print_list("cpus", cpu, ncpu, 1);
 	print_list("changed", cpu, ncpu, 0);
-	detect_ok = detect_ok && any && cmd_first >= 0;
+	detect_ok = detect_ok && any && io_first >= 0;
 	print_ms("detect_ms", detect_ok, detect);
 	print_ms("release_ms", release_ok && any, release);
 	print_ms("release_cmd_ms", release_ok && any && cmd_last >= 0,
