@@ -32,7 +32,10 @@
  * these (under TCG the sampler is late too).
  *
  * usage: latd-watch [-i INTERVAL_US] [-t SECONDS] [-a LINGER_MS]
- *                   [-b "N=V ..."] [-o FILE] [-v] DISK [-- COMMAND...]
+ *                   [-b "N=V ..."] [-o FILE] [-T] [-v] DISK
+ *                   [-- COMMAND...]
+ * -T counts the storage I/O of COMMAND's threads other than its first
+ * only (fio --thread: its jobs, not its start-up).
  * -b gives the values to compare with (default: each CPU's at the start),
  * as latd-lib.sh's latd_qos prints them.
  * Its own lines go to FILE (default: stdout, shared with COMMAND). Runs
@@ -48,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -141,11 +145,44 @@ static int64_t read_io(int fd)
 	return sum;
 }
 
+/*
+ * The same summed over @pid's threads but its first (-T: fio --thread's
+ * job threads, without the main thread's start-up, which reads fio's
+ * program and libraries - from the very disk, on a host).
+ */
+static int64_t read_io_threads(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	int64_t sum = 0, v;
+	DIR *d;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || atoi(e->d_name) == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/io", (int)pid,
+			 e->d_name);
+		fd = open(path, O_RDONLY);
+		v = read_io(fd);
+		if (fd >= 0)
+			close(fd);
+		if (v > 0)
+			sum += v;
+	}
+	closedir(d);
+	return sum;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: latd-watch [-i INTERVAL_US] [-t SECONDS]\n"
-		"         [-a LINGER_MS] [-b \"N=V ...\"] [-o FILE] [-v]\n"
+		"         [-a LINGER_MS] [-b \"N=V ...\"] [-o FILE] [-T] [-v]\n"
 		"         DISK [-- COMMAND...]\n"
 		"Samples /sys/block/DISK/stat, COMMAND's I/O and every CPU's\n"
 		"pm_qos_resume_latency_us every INTERVAL_US (default 1000)\n"
@@ -199,7 +236,8 @@ int main(int argc, char **argv)
 	int detect_ok = 1, release_ok = 1, any = 0;
 	uint64_t done0, done, inflight, samples = 0;
 	int64_t io0 = -1, io;
-	int verbose = 0, ncpu = 0, opt, sfd, iofd = -1, i, status = 0;
+	int verbose = 0, threads = 0, ncpu = 0, opt, sfd, iofd = -1, i,
+	    status = 0;
 	pid_t child = 0;
 	const char *base = NULL, *p;
 	char path[256];
@@ -211,8 +249,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	out = stdout;
-	while ((opt = getopt(argc, argv, "+i:t:a:b:o:v")) != -1) {
+	while ((opt = getopt(argc, argv, "+i:t:a:b:o:Tv")) != -1) {
 		switch (opt) {
+		case 'T':
+			threads = 1;
+			break;
 		case 'b':
 			base = optarg;
 			break;
@@ -322,7 +363,7 @@ int main(int argc, char **argv)
 		}
 		snprintf(path, sizeof(path), "/proc/%d/io", (int)child);
 		iofd = open(path, O_RDONLY);
-		io0 = read_io(iofd);
+		io0 = threads ? read_io_threads(child) : read_io(iofd);
 	}
 	period.tv_sec = interval_us / 1000000;
 	period.tv_nsec = (interval_us % 1000000) * 1000;
@@ -345,7 +386,7 @@ int main(int argc, char **argv)
 			cmd_io = !child;
 		}
 		if (child && ended < 0) {
-			io = read_io(iofd);
+			io = threads ? read_io_threads(child) : read_io(iofd);
 			if (io >= 0 && io != io0) {
 				cmd_io = 1;
 				io0 = io;

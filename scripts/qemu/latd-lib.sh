@@ -194,7 +194,7 @@ latd_fio() {
 	linger=$((TMO * 4 + 500))
 	echo "NVQ-JSON $1"
 	# shellcheck disable=SC2086
-	"$WATCH" -v -a "$linger" -b "$3" -o "$2" "$DISK" -- \
+	"$WATCH" -v -T -a "$linger" -b "$3" -o "$2" "$DISK" -- \
 		fio --name=latd --filename="$TARGET" --readonly --rw=randread \
 		--bs=4k --direct=1 --ioengine=psync --iodepth=1 $size --thread \
 		--time_based --runtime="$SECS" --cpus_allowed="$FIO_CPU" \
