@@ -171,7 +171,7 @@ static void fill_id_ctrl(struct nvq_emu *c, struct nvq_id_ctrl *id)
 	id->acl = EMU_ACL;
 	id->aerl = EMU_AERL;
 	id->frmw = 0x3; /* one slot, read-only */
-	id->lpa = NVQ_CTRL_LPA_EXT_DATA;
+	id->lpa = (uint8_t)c->p.lpa;
 	id->elpe = (uint8_t)c->p.elpe;
 	id->npss = 0;
 	id->wctemp = EMU_WCTEMP_K;

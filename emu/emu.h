@@ -206,6 +206,10 @@ struct nvq_emu_params {
 	/* Error Information log entries, 0's based as Identify's ELPE
 	 * (elpe=, 0..255, default 63). */
 	uint32_t elpe;
+	/* lpa=N (a test aid): Identify's Log Page Attributes byte, default
+	 * 04h (extended data: offsets and NUMDU). With bit 2 clear the
+	 * controller fails a Get Log Page that gives an offset or NUMDU. */
+	uint32_t lpa;
 };
 
 /*

@@ -235,6 +235,11 @@ uint16_t emu_get_log_page(struct nvq_emu *c, struct emu_req *req)
 	uint16_t st;
 
 	req->err_loc = NVQ_ERR_LOC(cdw10);
+	/* without extended data, NUMDU and the offset are reserved */
+	if (!(c->p.lpa & NVQ_CTRL_LPA_EXT_DATA) && (off || numd > 0x10000)) {
+		req->err_loc = off ? NVQ_ERR_LOC(cdw12) : NVQ_ERR_LOC(cdw11);
+		return ST_INVALID_FIELD;
+	}
 	switch (lid) {
 	case NVQ_LOG_ERROR:
 		size = error_log(c, buf);

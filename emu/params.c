@@ -30,6 +30,7 @@ void nvq_emu_params_default(struct nvq_emu_params *p)
 	p->fault_seed = 0x6e76712d666c74ull; /* fixed: faults repeat */
 	p->sanitize_ns = 100000000; /* 100 ms */
 	p->elpe = 63; /* 64 error log entries */
+	p->lpa = NVQ_CTRL_LPA_EXT_DATA;
 }
 
 /* Unsigned decimal (or 0x hex) prefix; returns the rest, NULL if none. */
@@ -357,6 +358,7 @@ enum key_id {
 	K_SANITIZE_FAIL,
 	K_ELBAF,
 	K_ELPE,
+	K_LPA,
 	K_NR
 };
 
@@ -393,6 +395,7 @@ static const char *const key_names[K_NR] = {
 	[K_SANITIZE_FAIL] = "sanitize_fail",
 	[K_ELBAF] = "elbaf",
 	[K_ELPE] = "elpe",
+	[K_LPA] = "lpa",
 };
 
 static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
@@ -519,6 +522,8 @@ static int set_key(struct nvq_emu_params *p, enum key_id k, const char *v)
 		return parse_uint(name, v, 0, 0x1fff, &p->elbaf);
 	case K_ELPE:
 		return parse_uint(name, v, 0, EMU_ERRLOG_MAX - 1, &p->elpe);
+	case K_LPA:
+		return parse_uint(name, v, 0, 0xff, &p->lpa);
 	case K_NR:
 		break;
 	}
@@ -602,7 +607,7 @@ int nvq_emu_params_parse(const char *str, struct nvq_emu_params *p)
 				"qpairs mqes mdts lat file msix dstrd dbbuf vwc "
 				"cqr to rdy_delay idle_spin lat_seed stamp thp populate assist sn fault "
 				"fault_seed ms mset pi pil sanitize_ms sanitize_fail elbaf "
-				"elpe)",
+				"elpe lpa)",
 				item);
 		/* fault= may repeat: one fault each. */
 		if (seen[k] && k != K_FAULT)

@@ -276,6 +276,19 @@ expect 1 "^nvq: log page 0x10: Invalid Log Page \(NVMe status: SCT 0x1 SC 0x9" \
 	get-log emu: -i 0x10 -l 512
 expect 1 "Invalid Field" get-log emu: -i 2 -l 8 -o 1 -O
 
+# LPA bit 2 clear (lpa=0): no offsets, no reading in pieces - refused
+# before sending, and the controller itself fails an offset
+expect 1 "LPA bit 2 clear\): read from offset 0" \
+	get-log emu:lpa=0 -i 1 -l 512 -o 512
+expect 1 "need 2 commands.*LPA bit 2 clear\): read at most 8192" \
+	get-log emu:lpa=0,mdts=1 -i 1 -l 16384 -b
+ok get-log emu:lpa=0,mdts=1 -i 1 -l 8192 -b
+expect 0 "is Success" admin-passthru emu: -o 2 -4 0x007f0001 -6 512 -l 512 -r
+expect 1 "Invalid Field in Command" \
+	admin-passthru emu:lpa=0 -o 2 -4 0x007f0001 -6 512 -l 512 -r
+ok id-ctrl emu:lpa=0 -o json && grep -q '"lpa" *: *0,' "$TMP/out" ||
+	fail "id-ctrl: lpa=0 does not reach Identify's LPA"
+
 # usage errors
 expect 2 "missing -i/--log-id" get-log emu: -l 512
 expect 2 "missing -l/--log-len" get-log emu: -i 2

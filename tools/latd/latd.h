@@ -24,6 +24,8 @@
 
 #define LATD_MAX_DISKS 64
 #define LATD_NAME_MAX 32
+/* Path disks of one nvme multipath head that discovery reports. */
+#define LATD_MAX_PATHS 8
 
 /*
  * Where the system's trees are: "/sys", "/proc" and "/dev" normally; tests
@@ -42,6 +44,14 @@ struct latd_hwq {
 	int irq; /* its interrupt, -1 where none was found (polled, unknown) */
 	/* /proc/irq/IRQ/effective_affinity_list (else smp_affinity_list) */
 	cpu_set_t irq_cpus;
+	/* whose queue: -1 the disk's own, else an index into its paths[] */
+	int path;
+};
+
+/* A hidden path disk of an nvme multipath head ("nvme0c0n1"). */
+struct latd_path {
+	char name[LATD_NAME_MAX];
+	unsigned int major, minor; /* what block:block_rq_issue reports */
 };
 
 struct latd_disk {
@@ -55,15 +65,25 @@ struct latd_disk {
 	cpu_set_t submit_cpus; /* union of the queues' cpus, online only */
 	/* what discovery could not find or had to guess, for status; "" */
 	char note[256];
+	/*
+	 * An nvme multipath head (bio-based, no queues of its own): the path
+	 * disks its I/O is issued to; hwq[] holds their queues (hwq.path).
+	 * 0 for every other disk.
+	 */
+	int nr_paths;
+	struct latd_path paths[LATD_MAX_PATHS];
 };
 
 /*
  * Resolve @spec - a disk name ("nvme0n1"), a path ("/dev/nvme0n1", a
  * /dev/disk/by-id/ link, resolved under @r->dev), or a glob over the names
- * in @r->sys/block ("nvme*n1") - to whole-disk names, written to @names
- * (at most @max). A partition resolves to its disk. Returns the count
- * (0 for a glob that matched nothing), or a negative errno with the
- * reason in @err.
+ * in @r->sys/block ("nvme*n1"; hidden multipath path disks left out) or
+ * over the last part of a /dev path ("/dev/disk/by-id/nvme-*") - to
+ * whole-disk names, written to @names (at most @max, each once, sorted).
+ * A partition resolves to its disk. Returns the count (0 for a glob that
+ * matched nothing), or a negative errno with the reason in @err: -ENODEV
+ * no such disk, -ENOTBLK not a block device, -E2BIG more than @max,
+ * -EINVAL a bad spec, -ELOOP, -EXDEV (a link leading out of /dev).
  */
 int latd_resolve(const struct latd_roots *r, const char *spec,
 		 char (*names)[LATD_NAME_MAX], int max, char *err, size_t len);
@@ -77,7 +97,10 @@ int latd_discover(const struct latd_roots *r, const char *name,
 		  struct latd_disk *d, char *err, size_t len);
 void latd_disk_free(struct latd_disk *d);
 
-/* The hardware queue CPU @cpu submits through, or NULL. */
+/*
+ * The hardware queue CPU @cpu submits through, or NULL. For a multipath
+ * head: the first path's queue (each path has one for every CPU).
+ */
 const struct latd_hwq *latd_hwq_of_cpu(const struct latd_disk *d, int cpu);
 
 /*

@@ -289,7 +289,7 @@ const struct cmd format_cmd = {
 	.max_pos = 1,
 	.xopts = format_xopts,
 	.nxopts = X_NR,
-	.synopsis = "URI -n NSID [-l LBAF] [-i PI] [-p PIL] [-m MS] [-s SES] [-f]",
+	.synopsis = "URI[/NSID] [-n NSID] [-l LBAF] [-i PI] [-p PIL] [-m MS] [-s SES] [-f]",
 	.summary =
 		"Format NVM: give namespace NSID another LBA format (block and\n"
 		"metadata size, protection information), erasing its data. Where\n"

@@ -64,7 +64,7 @@ static const struct cmd commands[] = {
 		.max_pos = 1,
 		.xopts = id_human_xopts,
 		.nxopts = 1,
-		.synopsis = "URI -n NSID [-H] [-o normal|json|binary]",
+		.synopsis = "URI[/NSID] [-n NSID] [-H] [-o normal|json|binary]",
 		.summary =
 			"Show the Identify Namespace data (nvme-cli's field names); the\n"
 			"normal output marks the LBA format in use.\n",
@@ -80,7 +80,7 @@ static const struct cmd commands[] = {
 		.required_any = OPT_COUNT | OPT_DSIZE,
 		.min_pos = 1,
 		.max_pos = 1,
-		.synopsis = "URI -n NSID [-s SLBA] -c COUNT|-z BYTES -d FILE [-f]",
+		.synopsis = "URI[/NSID] [-n NSID] [-s SLBA] -c COUNT|-z BYTES -d FILE [-f]",
 		.summary =
 			"Read COUNT blocks starting at SLBA into FILE (created or\n"
 			"truncated).\n",
@@ -99,7 +99,7 @@ static const struct cmd commands[] = {
 		.required = OPT_NSID | OPT_DATA,
 		.min_pos = 1,
 		.max_pos = 1,
-		.synopsis = "URI -n NSID [-s SLBA] [-c COUNT|-z BYTES] -d FILE [-f]",
+		.synopsis = "URI[/NSID] [-n NSID] [-s SLBA] [-c COUNT|-z BYTES] -d FILE [-f]",
 		.summary = "Write FILE to the namespace starting at SLBA.\n",
 		.help = HELP_URI HELP_NSID HELP_SLBA
 			"  -c, --block-count=COUNT  number of blocks to write; the file must\n"
@@ -118,7 +118,7 @@ static const struct cmd commands[] = {
 		.required = OPT_NSID,
 		.min_pos = 1,
 		.max_pos = 1,
-		.synopsis = "URI -n NSID",
+		.synopsis = "URI[/NSID] [-n NSID]",
 		.summary =
 			"Flush the volatile write cache of a namespace (NSID 0xffffffff:\n"
 			"all namespaces).\n",
@@ -131,7 +131,7 @@ static const struct cmd commands[] = {
 		.required = OPT_NSID | OPT_COUNT,
 		.min_pos = 1,
 		.max_pos = 1,
-		.synopsis = "URI -n NSID [-s SLBA] -c COUNT",
+		.synopsis = "URI[/NSID] [-n NSID] [-s SLBA] -c COUNT",
 		.summary =
 			"Set COUNT blocks starting at SLBA to zeroes (Write Zeroes: no\n"
 			"data transfer).\n",
@@ -146,7 +146,7 @@ static const struct cmd commands[] = {
 		.required = OPT_NSID | OPT_COUNT,
 		.min_pos = 1,
 		.max_pos = 1,
-		.synopsis = "URI -n NSID [-s SLBA] -c COUNT",
+		.synopsis = "URI[/NSID] [-n NSID] [-s SLBA] -c COUNT",
 		.summary =
 			"Deallocate COUNT blocks starting at SLBA (Dataset Management\n"
 			"with the Deallocate attribute).\n",
@@ -261,27 +261,65 @@ static const struct cmd *find_cmd(const char *name)
 	return NULL;
 }
 
+/*
+ * One command's line of the overview: names padded to the widest, long
+ * synopses wrapped at a space onto lines indented under the first.
+ */
+static void help_line(FILE *f, const char *name, const char *syn, int w)
+{
+	int room = 79 - 3 - w;
+
+	if (room < 20)
+		room = 20;
+	fprintf(f, "  %-*s ", w, name);
+	while ((int)strlen(syn) > room) {
+		int cut = 0, depth = 0;
+
+		/* at a space outside brackets: "[-s SES]" stays whole */
+		for (int i = 0; i <= room; i++) {
+			if (syn[i] == '[')
+				depth++;
+			else if (syn[i] == ']')
+				depth--;
+			else if (syn[i] == ' ' && depth == 0)
+				cut = i;
+		}
+		if (cut == 0)
+			break;
+		fprintf(f, "%.*s\n  %-*s   ", cut, syn, w, "");
+		syn += cut + 1;
+	}
+	fprintf(f, "%s\n", syn);
+}
+
 static void main_help(FILE *f)
 {
+	int w = (int)strlen("help [CMD]");
+
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if ((int)strlen(commands[i].name) > w)
+			w = (int)strlen(commands[i].name);
+	for (size_t i = 0; i < ARRAY_SIZE(more_commands); i++)
+		if (more_commands[i] && (int)strlen(more_commands[i]->name) > w)
+			w = (int)strlen(more_commands[i]->name);
 	fprintf(f, "usage: nvq <command> [options]\n\n"
 		   "Userspace NVMe access through libnvq.\n\nCommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		fprintf(f, "  %-13s %s\n", commands[i].name,
-			commands[i].synopsis);
+		help_line(f, commands[i].name, commands[i].synopsis, w);
 	for (size_t i = 0; i < ARRAY_SIZE(more_commands); i++)
 		if (more_commands[i])
-			fprintf(f, "  %-13s %s\n", more_commands[i]->name,
-				more_commands[i]->synopsis);
+			help_line(f, more_commands[i]->name,
+				  more_commands[i]->synopsis, w);
+	help_line(f, "help [CMD]", "show help for a command", w);
+	help_line(f, "version", "show the version", w);
 	fprintf(f,
-		"  %-13s show help for a command\n"
-		"  %-13s show the version\n\n"
-		"URIs: emu:[key=value,...]  the emulated controller, e.g.\n"
+		"\nURIs: emu:[key=value,...]  the emulated controller, e.g.\n"
 		"                           emu:file=disk.img,size=64M,lbads=9\n"
 		"      vfio:DDDD:BB:DD.F    a PCI function bound to vfio-pci\n"
+		"      URI/NSID             namespace NSID (or -n NSID)\n"
 		"'nvq <command> --help' describes a command's options.\n"
 		"Exit status: 0 success, 1 the operation failed, 2 wrong "
-		"usage.\n",
-		"help [CMD]", "version");
+		"usage.\n");
 }
 
 int main(int argc, char **argv)
