@@ -99,6 +99,14 @@ if [ -z "$LATD" ]; then
 	fi
 fi
 
+# Another nvq-latd (anyone's) would hold limits of its own during every
+# round and keep ours from starting.
+if [ -n "$LATD" ] && "$LATD" status >/dev/null 2>&1; then
+	echo "latd-host: another nvq-latd is running (nvq-latd status" \
+		"answers): stop it first" >&2
+	exit 1
+fi
+
 if [ -z "${TARGET:-}" ]; then
 	if dd if="/dev/$DISK" of=/dev/null bs=4k count=1 iflag=direct \
 		2>/dev/null; then
