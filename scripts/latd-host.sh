@@ -51,6 +51,7 @@ TMO=${TIMEOUT_MS:-3}
 ACT=${ACTIVITY:-bpf}
 DISK=${DISK:-vda}
 FIO_CPU=${FIO_CPU:-0}
+x=
 for v in ROUNDS SECS TMO FIO_CPU; do
 	eval "x=\$$v"
 	case $x in '' | *[!0-9]*)

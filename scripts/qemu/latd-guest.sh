@@ -51,10 +51,12 @@ tmo=${TIMEOUT_MS:-3}
 act=${ACTIVITY:-bpf}
 fio_cpu=${FIO_CPU:-1}
 cpus=${CPUS:-2}
+x=
 for v in rounds secs tmo fio_cpu cpus; do
 	eval "x=\$$v"
 	case $x in '' | *[!0-9]*)
-		echo "latd-guest: $v must be a number, not '$x'" >&2; exit 2 ;;
+		echo "latd-guest: ROUNDS, TIME, TIMEOUT_MS, FIO_CPU and CPUS" \
+			"must be numbers, not '$x'" >&2; exit 2 ;;
 	esac
 done
 [ "$fio_cpu" -lt "$cpus" ] ||
