@@ -55,7 +55,8 @@ x=
 for v in ROUNDS SECS TMO FIO_CPU; do
 	eval "x=\$$v"
 	case $x in '' | *[!0-9]*)
-		echo "latd-host: $v must be a number, not '$x'" >&2; exit 2 ;;
+		echo "latd-host: ROUNDS, TIME, TIMEOUT_MS and FIO_CPU must be" \
+			"numbers, not '$x'" >&2; exit 2 ;;
 	esac
 done
 [ -d "/sys/block/$DISK" ] ||
