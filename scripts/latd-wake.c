@@ -314,5 +314,7 @@ int main(int argc, char **argv)
 		printf("median %s: p50=%.1f p99=%.1f max=%.1f mean=%.1f (us)\n",
 		       mode[m], md[0], md[1], md[2], md[3]);
 	}
+	close(w.efd);
+	free(w.lat);
 	return 0;
 }

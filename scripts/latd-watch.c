@@ -471,7 +471,8 @@ int main(int argc, char **argv)
 		if (c->rel_cmd > release_cmd)
 			release_cmd = c->rel_cmd;
 	}
-	fprintf(out, "watch cmd_first_ms=%.3f cmd_last_ms=%.3f", cmd_first,
+	fprintf(out, "watch io_first_ms=%.3f", io_first);
+	fprintf(out, " cmd_first_ms=%.3f cmd_last_ms=%.3f", cmd_first,
 		cmd_last);
 	fprintf(out, " disk_first_ms=%.3f disk_last_ms=%.3f", disk_first,
 		disk_last);
