@@ -17,6 +17,7 @@
 #include <nvq/qos.h>
 
 #include "config.h"
+#include "latd.h"
 
 /* More than any sane config; stops a wrong path (a disk image) early. */
 #define CONFIG_MAX_BYTES (1 << 20)
@@ -42,25 +43,12 @@ void latd_settings_merge(struct latd_settings *dst,
 	dst->set |= src->set;
 }
 
-static void set_err(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
-
 int latd_parse_limit(const char *s, int *limit_us, char *err, size_t len)
 {
 	/* The library's parser: the same words as nvq and nvq-perf take. */
 	if (nvq_qos_parse_limit(s, limit_us)) {
-		set_err(err, len,
+		latd_set_err(
+			err, len,
 			"bad cpu_lat_limit_us \"%.40s\": use -1 (off), auto, "
 			"0 (no idle at all) or 1..%d us",
 			s, NVQ_QOS_LIMIT_MAX);
@@ -78,9 +66,9 @@ int latd_parse_timeout(const char *s, unsigned int *ms, char *err, size_t len)
 	v = strtol(s, &end, 10);
 	if (*s < '0' || *s > '9' || errno || *end || v < 1 ||
 	    v > NVQ_QOS_TIMEOUT_MS_MAX) {
-		set_err(err, len,
-			"bad cpu_lat_timeout_ms \"%.40s\": use 1..%d ms", s,
-			NVQ_QOS_TIMEOUT_MS_MAX);
+		latd_set_err(err, len,
+			     "bad cpu_lat_timeout_ms \"%.40s\": use 1..%d ms",
+			     s, NVQ_QOS_TIMEOUT_MS_MAX);
 		return -EINVAL;
 	}
 	*ms = (unsigned int)v;
@@ -111,7 +99,8 @@ int latd_parse_activity(const char *s, enum latd_activity *a, char *err,
 			return 0;
 		}
 	}
-	set_err(err, len, "bad activity \"%.40s\": use bpf, poll or auto", s);
+	latd_set_err(err, len, "bad activity \"%.40s\": use bpf, poll or auto",
+		     s);
 	return -EINVAL;
 }
 
@@ -175,38 +164,39 @@ static int section(struct parser *p, char *s, int line)
 	s = trim(s);
 	n = strlen(s);
 	if (n >= 2 && s[n - 1] != ']' && strchr(s, ']')) {
-		set_err(p->err, p->len,
-			"%s:%d: text after the section header: \"%.40s\"",
-			p->name, line, strrchr(s, ']') + 1);
+		latd_set_err(p->err, p->len,
+			     "%s:%d: text after the section header: \"%.40s\"",
+			     p->name, line, strrchr(s, ']') + 1);
 		return -EINVAL;
 	}
 	if (n < 2 || s[n - 1] != ']') {
-		set_err(p->err, p->len,
-			"%s:%d: section header without a closing ']'", p->name,
-			line);
+		latd_set_err(p->err, p->len,
+			     "%s:%d: section header without a closing ']'",
+			     p->name, line);
 		return -EINVAL;
 	}
 	s[n - 1] = '\0';
 	spec = trim(s + 1);
 	if (!*spec) {
-		set_err(p->err, p->len,
-			"%s:%d: empty section name: use [defaults] or a "
-			"disk ([nvme0n1], [/dev/disk/by-id/...], [nvme*])",
-			p->name, line);
+		latd_set_err(p->err, p->len,
+			     "%s:%d: empty section name: use [defaults] or a "
+			     "disk ([nvme0n1], [/dev/disk/by-id/...], [nvme*])",
+			     p->name, line);
 		return -EINVAL;
 	}
 	if (strlen(spec) >= LATD_SPEC_MAX) {
-		set_err(p->err, p->len, "%s:%d: section name longer than %d",
-			p->name, line, LATD_SPEC_MAX - 1);
+		latd_set_err(p->err, p->len,
+			     "%s:%d: section name longer than %d", p->name,
+			     line, LATD_SPEC_MAX - 1);
 		return -EINVAL;
 	}
 	memset(p->key_line, 0, sizeof(p->key_line));
 	p->cur_line = line;
 	if (!strcmp(spec, "defaults")) {
 		if (p->c->defaults.set & 0x80000000u) {
-			set_err(p->err, p->len,
-				"%s:%d: a second [defaults] section", p->name,
-				line);
+			latd_set_err(p->err, p->len,
+				     "%s:%d: a second [defaults] section",
+				     p->name, line);
 			return -EINVAL;
 		}
 		/* Marked seen; the flag is cleared at the end. */
@@ -217,7 +207,8 @@ static int section(struct parser *p, char *s, int line)
 	}
 	for (i = 0; i < p->c->nr_sections; i++) {
 		if (!strcmp(p->c->sections[i].spec, spec)) {
-			set_err(p->err, p->len,
+			latd_set_err(
+				p->err, p->len,
 				"%s:%d: section [%s] again (first at line %d)",
 				p->name, line, spec, p->c->sections[i].line);
 			return -EINVAL;
@@ -226,7 +217,7 @@ static int section(struct parser *p, char *s, int line)
 	ns = realloc(p->c->sections,
 		     (size_t)(p->c->nr_sections + 1) * sizeof(*ns));
 	if (!ns) {
-		set_err(p->err, p->len, "%s: out of memory", p->name);
+		latd_set_err(p->err, p->len, "%s: out of memory", p->name);
 		return -ENOMEM;
 	}
 	p->c->sections = ns;
@@ -251,7 +242,8 @@ static int assignment(struct parser *p, char *s, int line)
 	int k, err;
 
 	if (!eq) {
-		set_err(p->err, p->len,
+		latd_set_err(
+			p->err, p->len,
 			"%s:%d: expected \"key = value\" or \"[section]\", "
 			"not \"%.40s\"",
 			p->name, line, s);
@@ -266,28 +258,28 @@ static int assignment(struct parser *p, char *s, int line)
 		if (!strcmp(key, keys[k]))
 			break;
 	if (k == 3) {
-		set_err(p->err, p->len,
-			"%s:%d: unknown key \"%.40s\" (known: "
-			"cpu_lat_limit_us, cpu_lat_timeout_ms, activity)",
-			p->name, line, key);
+		latd_set_err(p->err, p->len,
+			     "%s:%d: unknown key \"%.40s\" (known: "
+			     "cpu_lat_limit_us, cpu_lat_timeout_ms, activity)",
+			     p->name, line, key);
 		return -EINVAL;
 	}
 	if (!p->cur) {
-		set_err(p->err, p->len,
-			"%s:%d: %s outside a section: put it under "
-			"[defaults] or a disk's [section]",
-			p->name, line, key);
+		latd_set_err(p->err, p->len,
+			     "%s:%d: %s outside a section: put it under "
+			     "[defaults] or a disk's [section]",
+			     p->name, line, key);
 		return -EINVAL;
 	}
 	if (p->key_line[k]) {
-		set_err(p->err, p->len,
-			"%s:%d: %s set twice in [%s] (first at line %d)",
-			p->name, line, key, p->cur_spec, p->key_line[k]);
+		latd_set_err(p->err, p->len,
+			     "%s:%d: %s set twice in [%s] (first at line %d)",
+			     p->name, line, key, p->cur_spec, p->key_line[k]);
 		return -EINVAL;
 	}
 	if (!*val) {
-		set_err(p->err, p->len, "%s:%d: %s without a value", p->name,
-			line, key);
+		latd_set_err(p->err, p->len, "%s:%d: %s without a value",
+			     p->name, line, key);
 		return -EINVAL;
 	}
 	switch (k) {
@@ -308,7 +300,7 @@ static int assignment(struct parser *p, char *s, int line)
 		break;
 	}
 	if (err) {
-		set_err(p->err, p->len, "%s:%d: %s", p->name, line, why);
+		latd_set_err(p->err, p->len, "%s:%d: %s", p->name, line, why);
 		return err;
 	}
 	p->key_line[k] = line;
@@ -331,8 +323,8 @@ int latd_config_parse(const char *text, const char *name, struct latd_config *c,
 			eol = line + strlen(line);
 		n = (size_t)(eol - line);
 		if (n > LINE_MAX_CHARS) {
-			set_err(err, len, "%s:%d: line longer than %d", name,
-				ln, LINE_MAX_CHARS);
+			latd_set_err(err, len, "%s:%d: line longer than %d",
+				     name, ln, LINE_MAX_CHARS);
 			ret = -EINVAL;
 			break;
 		}
@@ -367,24 +359,24 @@ int latd_config_load(const char *path, struct latd_config *c, char *err,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		set_err(err, len, "%s: %s", path, strerror(-ret));
+		latd_set_err(err, len, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
-		set_err(err, len, "%s: not a regular file", path);
+		latd_set_err(err, len, "%s: not a regular file", path);
 		return -EINVAL;
 	}
 	if (st.st_size > CONFIG_MAX_BYTES) {
 		close(fd);
-		set_err(err, len, "%s: larger than %d bytes: not a config",
-			path, CONFIG_MAX_BYTES);
+		latd_set_err(err, len, "%s: larger than %d bytes: not a config",
+			     path, CONFIG_MAX_BYTES);
 		return -EFBIG;
 	}
 	text = malloc((size_t)st.st_size + 1);
 	if (!text) {
 		close(fd);
-		set_err(err, len, "%s: out of memory", path);
+		latd_set_err(err, len, "%s: out of memory", path);
 		return -ENOMEM;
 	}
 	while (got < (size_t)st.st_size) {
@@ -399,14 +391,14 @@ int latd_config_load(const char *path, struct latd_config *c, char *err,
 	close(fd);
 	if (ret) {
 		free(text);
-		set_err(err, len, "%s: %s", path, strerror(-ret));
+		latd_set_err(err, len, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
 	text[got] = '\0';
 	if (strlen(text) != got) {
 		free(text);
-		set_err(err, len, "%s: contains a NUL byte: not a text file",
-			path);
+		latd_set_err(err, len,
+			     "%s: contains a NUL byte: not a text file", path);
 		return -EINVAL;
 	}
 	ret = latd_config_parse(text, path, c, err, len);

@@ -107,18 +107,6 @@ void latd_default_socket(char *buf, size_t len, bool for_server)
 		snprintf(buf, len, "%s/nvq-latd.sock", xdg);
 }
 
-static void limit_text(int us, char *buf, size_t len)
-{
-	if (us == NVQ_QOS_OFF)
-		snprintf(buf, len, "off");
-	else if (us == NVQ_QOS_AUTO)
-		snprintf(buf, len, "auto");
-	else if (us == 0)
-		snprintf(buf, len, "0 us (no idle)");
-	else
-		snprintf(buf, len, "%d us", us);
-}
-
 /* ---- sd_notify, by hand: one datagram to $NOTIFY_SOCKET ---- */
 
 static void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -187,8 +175,8 @@ static int expand(const struct latd *L, const char *spec,
 	if (spec[0] != '/' || !strpbrk(spec, "*?["))
 		return latd_resolve(r, spec, names, max, err, len);
 	if (strncmp(spec, "/dev/", 5)) {
-		snprintf(err, len, "%s: not a disk name or a path under /dev",
-			 spec);
+		latd_set_err(err, len,
+			     "%s: not a disk name or a path under /dev", spec);
 		return -EINVAL;
 	}
 	snprintf(pat, sizeof(pat), "%s%s", r->dev, spec + 4);
@@ -196,7 +184,7 @@ static int expand(const struct latd *L, const char *spec,
 	if (ret == GLOB_NOMATCH)
 		return 0;
 	if (ret) {
-		snprintf(err, len, "%s: cannot expand the pattern", spec);
+		latd_set_err(err, len, "%s: cannot expand the pattern", spec);
 		return -EINVAL;
 	}
 	for (i = 0; i < (int)g.gl_pathc; i++) {
@@ -218,9 +206,9 @@ static int expand(const struct latd *L, const char *spec,
 				continue;
 			if (n == max) {
 				globfree(&g);
-				snprintf(err, len,
-					 "%s matches more than %d disks", spec,
-					 max);
+				latd_set_err(err, len,
+					     "%s matches more than %d disks",
+					     spec, max);
 				return -E2BIG;
 			}
 			memcpy(names[n++], got[j], LATD_NAME_MAX);
@@ -674,11 +662,11 @@ static void say_disk(const struct ldisk *dk, const char *what)
 	struct nvq_qos_info info;
 
 	nvq_qos_info(dk->qc, &info);
-	limit_text(dk->s.limit_us, lim, sizeof(lim));
+	latd_limit_text(dk->s.limit_us, lim, sizeof(lim));
 	if (dk->s.limit_us == NVQ_QOS_AUTO) {
 		char eff[32];
 
-		limit_text(info.effective_us, eff, sizeof(eff));
+		latd_limit_text(info.effective_us, eff, sizeof(eff));
 		snprintf(lim + strlen(lim), sizeof(lim) - strlen(lim), " = %s",
 			 eff);
 	}

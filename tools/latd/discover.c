@@ -95,19 +95,6 @@
 /* Symlinks followed from a /dev path. */
 #define MAX_LINK_HOPS 40
 
-static void set_err(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
-
 /* Append to d->note ("; " between notes), ending in "..." once full. */
 static void note(struct latd_disk *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -563,7 +550,7 @@ static int read_devno(const struct latd_roots *r, const char *name,
 	if (!ret)
 		ret = nvq_sysfs_read(path, buf, sizeof(buf));
 	if (ret < 0) {
-		set_err(err, len, "%s: %s", path, strerror(-ret));
+		latd_set_err(err, len, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
 	colon = strchr(buf, ':');
@@ -573,7 +560,8 @@ static int read_devno(const struct latd_roots *r, const char *name,
 	ma = colon ? parse_index(buf, 4095) : -1;
 	mi = colon ? parse_index(colon + 1, (1 << 20) - 1) : -1;
 	if (ma < 0 || mi < 0) {
-		set_err(err, len, "%s: not a MAJOR:MINOR device number", path);
+		latd_set_err(err, len, "%s: not a MAJOR:MINOR device number",
+			     path);
 		return -EINVAL;
 	}
 	*major = (unsigned int)ma;
@@ -1035,17 +1023,17 @@ int latd_discover(const struct latd_roots *r, const char *name,
 	if (err && len)
 		err[0] = '\0';
 	if (!r || !r->sys || !r->proc || !name) {
-		set_err(err, len, "latd_discover: missing arguments");
+		latd_set_err(err, len, "latd_discover: missing arguments");
 		return -EINVAL;
 	}
 	if (!valid_name(name)) {
-		set_err(err, len, "\"%.40s\": not a disk name", name);
+		latd_set_err(err, len, "\"%.40s\": not a disk name", name);
 		return -EINVAL;
 	}
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	ret = pathf(path, sizeof(path), "%s/block/%s", r->sys, name);
 	if (ret || !is_dir(path)) {
-		set_err(err, len, "no disk %s in %s/block", name, r->sys);
+		latd_set_err(err, len, "no disk %s in %s/block", name, r->sys);
 		return -ENODEV;
 	}
 	ret = read_devno(r, name, &d->major, &d->minor, err, len);
@@ -1053,7 +1041,7 @@ int latd_discover(const struct latd_roots *r, const char *name,
 		return ret;
 	c = calloc(1, sizeof(*c));
 	if (!c) {
-		set_err(err, len, "out of memory");
+		latd_set_err(err, len, "out of memory");
 		return -ENOMEM;
 	}
 	c->r = r;
@@ -1078,7 +1066,7 @@ int latd_discover(const struct latd_roots *r, const char *name,
 	else if (!ret)
 		ret = disk_queues(c, d, name, -1);
 	if (ret) {
-		set_err(err, len, "%s: %s", name, strerror(-ret));
+		latd_set_err(err, len, "%s: %s", name, strerror(-ret));
 		latd_disk_free(d);
 		irq_tab_free(&c->irqs);
 		free(c);
@@ -1142,7 +1130,7 @@ static int whole_disk(const struct latd_roots *r, const char *name, char *out,
 	int ret;
 
 	if (!valid_name(name)) {
-		set_err(err, len, "\"%.40s\": not a disk name", name);
+		latd_set_err(err, len, "\"%.40s\": not a disk name", name);
 		return -EINVAL;
 	}
 	ret = pathf(path, sizeof(path), "%s/class/block/%s", r->sys, name);
@@ -1156,7 +1144,8 @@ static int whole_disk(const struct latd_roots *r, const char *name, char *out,
 		base = real ? strrchr(real, '/') : NULL;
 		if (!base || !valid_name(base + 1)) {
 			free(real);
-			set_err(err, len, "%s: partition without a disk", name);
+			latd_set_err(err, len, "%s: partition without a disk",
+				     name);
 			return -ENODEV;
 		}
 		snprintf(out, LATD_NAME_MAX, "%s", base + 1);
@@ -1165,8 +1154,8 @@ static int whole_disk(const struct latd_roots *r, const char *name, char *out,
 	}
 	ret = pathf(path, sizeof(path), "%s/block/%s", r->sys, name);
 	if (ret || !is_dir(path)) {
-		set_err(err, len, "no such disk: %s (not in %s/block)", name,
-			r->sys);
+		latd_set_err(err, len, "no such disk: %s (not in %s/block)",
+			     name, r->sys);
 		return -ENODEV;
 	}
 	if (out != name)
@@ -1217,8 +1206,8 @@ static int dev_path(const struct latd_roots *r, const char *spec, char *out,
 	int hops, ret;
 
 	if (strncmp(spec, "/dev/", 5) || !r->dev) {
-		set_err(err, len, "%s: not a disk name or a path under /dev",
-			spec);
+		latd_set_err(err, len,
+			     "%s: not a disk name or a path under /dev", spec);
 		return -EINVAL;
 	}
 	ret = dev_join(rel, sizeof(rel), "", spec + 5);
@@ -1228,16 +1217,17 @@ static int dev_path(const struct latd_roots *r, const char *spec, char *out,
 		goto bad_path;
 	for (hops = 0;; hops++) {
 		if (hops > MAX_LINK_HOPS) {
-			set_err(err, len, "%s: too many symbolic links", spec);
+			latd_set_err(err, len, "%s: too many symbolic links",
+				     spec);
 			return -ELOOP;
 		}
 		if (pathf(full, sizeof(full), "%s/%s", r->dev, rel))
 			goto bad_path;
 		if (lstat(full, &st)) {
 			ret = -errno;
-			set_err(err, len, "%s: %s", spec,
-				ret == -ENOENT ? "no such device" :
-						 strerror(-ret));
+			latd_set_err(err, len, "%s: %s", spec,
+				     ret == -ENOENT ? "no such device" :
+						      strerror(-ret));
 			return ret == -ENOENT ? -ENODEV : ret;
 		}
 		if (!S_ISLNK(st.st_mode))
@@ -1248,10 +1238,10 @@ static int dev_path(const struct latd_roots *r, const char *spec, char *out,
 		target[n] = '\0';
 		if (target[0] == '/') {
 			if (strncmp(target, "/dev/", 5)) {
-				set_err(err, len,
-					"%s: links to %s, outside "
-					"/dev",
-					spec, target);
+				latd_set_err(err, len,
+					     "%s: links to %s, outside "
+					     "/dev",
+					     spec, target);
 				return -EXDEV;
 			}
 			ret = dev_join(rel, sizeof(rel), "", target + 5);
@@ -1280,13 +1270,13 @@ static int dev_path(const struct latd_roots *r, const char *spec, char *out,
 	if (S_ISREG(st.st_mode) && valid_name(base) &&
 	    !whole_disk(r, base, out, NULL, 0))
 		return 0;
-	set_err(err, len, "%s: not a block device", spec);
+	latd_set_err(err, len, "%s: not a block device", spec);
 	return -ENOTBLK;
 outside:
-	set_err(err, len, "%s: leads outside /dev", spec);
+	latd_set_err(err, len, "%s: leads outside /dev", spec);
 	return -EXDEV;
 bad_path:
-	set_err(err, len, "%s: bad path", spec);
+	latd_set_err(err, len, "%s: bad path", spec);
 	return -EINVAL;
 }
 
@@ -1311,7 +1301,7 @@ static int glob_disks(const struct latd_roots *r, const char *spec,
 
 	if (pathf(dir, sizeof(dir), "%s/block", r->sys) ||
 	    !(dh = opendir(dir))) {
-		set_err(err, len, "%s/block: %s", r->sys, strerror(errno));
+		latd_set_err(err, len, "%s/block: %s", r->sys, strerror(errno));
 		return -ENODEV;
 	}
 	while ((e = readdir(dh))) {
@@ -1323,8 +1313,8 @@ static int glob_disks(const struct latd_roots *r, const char *spec,
 			continue;
 		if (n == max) {
 			closedir(dh);
-			set_err(err, len, "%s matches more than %d disks", spec,
-				max);
+			latd_set_err(err, len, "%s matches more than %d disks",
+				     spec, max);
 			return -E2BIG;
 		}
 		copy_name(names[n++], e->d_name);
@@ -1367,7 +1357,8 @@ static int glob_dev(const struct latd_roots *r, const char *spec,
 
 	if (strncmp(spec, "/dev/", 5) || !r->dev ||
 	    strcspn(spec, "*?[") < (size_t)(slash - spec)) {
-		set_err(err, len,
+		latd_set_err(
+			err, len,
 			"%s: a glob matches disk names, or the last part of "
 			"a path under /dev",
 			spec);
@@ -1376,8 +1367,8 @@ static int glob_dev(const struct latd_roots *r, const char *spec,
 	if (pathf(dir, sizeof(dir), "%s/%.*s", r->dev, (int)(slash - spec - 5),
 		  spec + 5) ||
 	    !(dh = opendir(dir))) {
-		set_err(err, len, "%.*s: %s", (int)(slash - spec), spec,
-			strerror(errno));
+		latd_set_err(err, len, "%.*s: %s", (int)(slash - spec), spec,
+			     strerror(errno));
 		return -ENODEV;
 	}
 	while ((e = readdir(dh))) {
@@ -1389,8 +1380,8 @@ static int glob_dev(const struct latd_roots *r, const char *spec,
 		ret = add_unique(names, &n, max, name);
 		if (ret) {
 			closedir(dh);
-			set_err(err, len, "%s matches more than %d disks", spec,
-				max);
+			latd_set_err(err, len, "%s matches more than %d disks",
+				     spec, max);
 			return ret;
 		}
 	}
@@ -1408,11 +1399,11 @@ int latd_resolve(const struct latd_roots *r, const char *spec,
 	if (err && len)
 		err[0] = '\0';
 	if (!r || !r->sys || !spec || !names || max < 1) {
-		set_err(err, len, "latd_resolve: missing arguments");
+		latd_set_err(err, len, "latd_resolve: missing arguments");
 		return -EINVAL;
 	}
 	if (!*spec) {
-		set_err(err, len, "empty device name");
+		latd_set_err(err, len, "empty device name");
 		return -EINVAL;
 	}
 	if (strpbrk(spec, "*?[") && strchr(spec, '/'))

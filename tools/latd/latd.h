@@ -22,6 +22,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* util.c: snprintf into @err (NULL or 0 @len: nothing) */
+void latd_set_err(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* util.c: a cpu_lat_limit_us as status prints it: off, auto, N us */
+void latd_limit_text(int us, char *buf, size_t len);
+
 #define LATD_MAX_DISKS 64
 #define LATD_NAME_MAX 32
 /* Path disks of one nvme multipath head that discovery reports. */
@@ -141,7 +147,7 @@ uint8_t *latd_bpf_idle(struct latd_bpf *b, int slot, int cpu);
 int latd_bpf_fd(const struct latd_bpf *b);
 
 /* Call @fn for each waiting idle -> active event; returns the count. */
-int latd_bpf_drain(struct latd_bpf *b,
-		   void (*fn)(void *arg, int slot, int cpu), void *arg);
+int latd_bpf_drain(struct latd_bpf *b, void (*fn)(void *arg, int slot, int cpu),
+		   void *arg);
 
 #endif

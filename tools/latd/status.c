@@ -73,18 +73,6 @@ static void file_value(const struct latd *L, int cpu, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-static void limit_words(int us, char *buf, size_t len)
-{
-	if (us == NVQ_QOS_OFF)
-		snprintf(buf, len, "off");
-	else if (us == NVQ_QOS_AUTO)
-		snprintf(buf, len, "auto");
-	else if (us == 0)
-		snprintf(buf, len, "0 us (no idle)");
-	else
-		snprintf(buf, len, "%d us", us);
-}
-
 static void platform(const struct ldisk *dk, char *why, size_t len,
 		     bool *honours)
 {
@@ -119,8 +107,8 @@ static void text_disk(const struct latd *L, const struct ldisk *dk, FILE *f)
 	fprintf(f, "%s (%u:%u, %s; from %s)\n", dk->d.name, dk->d.major,
 		dk->d.minor, dk->d.driver[0] ? dk->d.driver : "unknown driver",
 		dk->from);
-	limit_words(dk->s.limit_us, lim, sizeof(lim));
-	limit_words(info.effective_us, eff, sizeof(eff));
+	latd_limit_text(dk->s.limit_us, lim, sizeof(lim));
+	latd_limit_text(info.effective_us, eff, sizeof(eff));
 	fprintf(f, "  limit:      %s", lim);
 	if (dk->s.limit_us == NVQ_QOS_AUTO)
 		fprintf(f, " = %s (%s)", eff, info.reason);
@@ -170,7 +158,7 @@ static void text_disk(const struct latd *L, const struct ldisk *dk, FILE *f)
 	}
 	if (now.held_us != NVQ_QOS_NONE) {
 		latd_cpulist(&now.held, a, sizeof(a));
-		limit_words(now.held_us, b, sizeof(b));
+		latd_limit_text(now.held_us, b, sizeof(b));
 		fprintf(f, "  state:      active: %s on CPUs %s via %s (", b, a,
 			info.backend);
 		for (i = 0, a[0] = '\0'; i < CPU_SETSIZE; i++) {
