@@ -215,8 +215,7 @@ static void remember_bad(struct nvq_ctrl *c, uint32_t nsid, uint8_t csi,
 	b->nsid = nsid;
 	b->csi = csi;
 	/* truncated where longer: gcc -O2 warns on a bare "%s" */
-	snprintf(b->why, sizeof(b->why), "%.*s", (int)sizeof(b->why) - 1,
-		 why);
+	snprintf(b->why, sizeof(b->why), "%.*s", (int)sizeof(b->why) - 1, why);
 }
 
 /*
