@@ -879,4 +879,252 @@ static inline uint64_t nvq_u128_lo(const uint8_t v[16])
 	return r;
 }
 
+/* ------------------------------------------------------------------ */
+/* NVMe over Fabrics (NVMe-oF 1.1) and its TCP transport (NVMe/TCP     */
+/* Transport Specification 1.0)                                        */
+/* ------------------------------------------------------------------ */
+
+/* The Fabrics command opcode; the command type is in byte 4 (fctype). */
+#define NVQ_FABRICS_OPC 0x7f
+enum nvq_fctype {
+	NVQ_FCTYPE_PROP_SET = 0x00,
+	NVQ_FCTYPE_CONNECT = 0x01,
+	NVQ_FCTYPE_PROP_GET = 0x04,
+	NVQ_FCTYPE_AUTH_SEND = 0x05,
+	NVQ_FCTYPE_AUTH_RECV = 0x06,
+	NVQ_FCTYPE_DISCONNECT = 0x08,
+};
+
+/* Command Specific status of Fabrics commands (SCT 1h). */
+enum nvq_fabrics_sc {
+	NVQ_SC_CONNECT_INCOMPAT_FMT = 0x80,
+	NVQ_SC_CONNECT_CTRL_BUSY = 0x81,
+	NVQ_SC_CONNECT_INVALID_PARAM = 0x82,
+	NVQ_SC_CONNECT_RESTART_DISC = 0x83,
+	NVQ_SC_CONNECT_INVALID_HOST = 0x84,
+	NVQ_SC_INVALID_QUEUE_TYPE = 0x85,
+	NVQ_SC_DISC_RESTART = 0x90,
+	NVQ_SC_AUTH_REQUIRED = 0x91,
+};
+
+/* The NQN fields of Connect data and the discovery log: 256 bytes, of
+ * which an NQN uses at most 223 (NVMe 2.0, 4.5). */
+#define NVQ_NQN_FIELD_LEN 256
+#define NVQ_NQN_MAX 223
+#define NVQ_DISC_NQN "nqn.2014-08.org.nvmexpress.discovery"
+#define NVQ_TCP_PORT 4420
+#define NVQ_TCP_DISC_PORT 8009
+
+/* SGL descriptor (NVMe 2.0, 4.1.2), as the capsule's data pointer. */
+struct nvq_sgl_desc {
+	uint64_t addr;
+	uint32_t length;
+	uint8_t rsvd[3];
+	uint8_t type; /* 7:4 descriptor type, 3:0 sub type */
+};
+NVQ_STATIC_ASSERT(sizeof(struct nvq_sgl_desc) == 16, "SGL descriptor");
+/* Data Block, Offset: data in the capsule at @addr bytes in. */
+#define NVQ_SGL_DATA_OFFSET 0x01
+/* Transport SGL Data Block, transport specific: data by C2H/H2C PDUs. */
+#define NVQ_SGL_TRANSPORT_DATA 0x5a
+
+/* Fabrics commands: the SQE's common half, then per command type. */
+struct nvq_fabrics_cmd {
+	uint8_t opcode; /* NVQ_FABRICS_OPC */
+	uint8_t flags; /* PSDT 01b for capsules: NVQ_PSDT_SGL_MPTR_CONTIG */
+	uint16_t cid;
+	uint8_t fctype;
+	uint8_t rsvd1[19];
+	struct nvq_sgl_desc sgl1;
+	union {
+		struct {
+			uint16_t recfmt; /* 0 */
+			uint16_t qid;
+			uint16_t sqsize; /* 0's based */
+			uint8_t cattr;
+			uint8_t rsvd;
+			uint32_t kato; /* ms, admin queue only */
+			uint8_t rsvd2[12];
+		} connect;
+		struct {
+			uint8_t attrib; /* 2:0 size: 0 4 bytes, 1 8 bytes */
+			uint8_t rsvd[3];
+			uint32_t offset;
+			uint64_t value; /* Property Set only */
+			uint8_t rsvd2[8];
+		} prop;
+		struct {
+			uint16_t recfmt; /* 0 */
+			uint8_t rsvd[22];
+		} disconnect;
+	};
+};
+NVQ_STATIC_ASSERT(sizeof(struct nvq_fabrics_cmd) == 64, "Fabrics command");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_fabrics_cmd, sgl1) == 24, "SGL1");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_fabrics_cmd, connect.kato) == 48,
+		  "KATO");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_fabrics_cmd, prop.offset) == 44,
+		  "OFST");
+#define NVQ_PROP_SIZE_4 0
+#define NVQ_PROP_SIZE_8 1
+
+/* Connect command data (1024 bytes). */
+struct nvq_connect_data {
+	uint8_t hostid[16];
+	uint16_t cntlid; /* FFFFh: dynamic controller model, any */
+	uint8_t rsvd[238];
+	char subnqn[NVQ_NQN_FIELD_LEN];
+	char hostnqn[NVQ_NQN_FIELD_LEN];
+	uint8_t rsvd2[256];
+};
+NVQ_STATIC_ASSERT(sizeof(struct nvq_connect_data) == 1024, "Connect data");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_connect_data, subnqn) == 256,
+		  "SUBNQN");
+/* A successful Connect's DW0: 15:0 the controller's CNTLID. */
+
+/* Discovery Log Page (Log Identifier 70h). */
+#define NVQ_LOG_DISCOVERY 0x70
+struct nvq_disc_log_hdr {
+	uint64_t genctr;
+	uint64_t numrec;
+	uint16_t recfmt;
+	uint8_t rsvd[1006];
+};
+NVQ_STATIC_ASSERT(sizeof(struct nvq_disc_log_hdr) == 1024, "Disc log header");
+struct nvq_disc_log_entry {
+	uint8_t trtype; /* 3: TCP */
+	uint8_t adrfam; /* 1: IPv4, 2: IPv6 */
+	uint8_t subtype; /* 1: referral, 2: NVM subsystem, 3: this discovery */
+	uint8_t treq;
+	uint16_t portid;
+	uint16_t cntlid;
+	uint16_t asqsz;
+	uint16_t eflags;
+	uint8_t rsvd[20];
+	char trsvcid[32];
+	uint8_t rsvd2[192];
+	char subnqn[NVQ_NQN_FIELD_LEN];
+	char traddr[256];
+	uint8_t tsas[256]; /* TCP: byte 0 SECTYPE */
+};
+NVQ_STATIC_ASSERT(sizeof(struct nvq_disc_log_entry) == 1024, "Disc entry");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_disc_log_entry, trsvcid) == 32,
+		  "TRSVCID");
+NVQ_STATIC_ASSERT(offsetof(struct nvq_disc_log_entry, traddr) == 512,
+		  "TRADDR");
+#define NVQ_TRTYPE_RDMA 1
+#define NVQ_TRTYPE_FC 2
+#define NVQ_TRTYPE_TCP 3
+#define NVQ_TRTYPE_LOOP 254
+#define NVQ_ADRFAM_IP4 1
+#define NVQ_ADRFAM_IP6 2
+#define NVQ_SUBTYPE_REFERRAL 1
+#define NVQ_SUBTYPE_NVME 2
+#define NVQ_SUBTYPE_CURRENT_DISC 3
+
+/* NVMe/TCP PDUs: a common header, a PDU specific header, optional header
+ * digest, padding up to PDO, data, optional data digest. */
+enum nvq_tcp_pdu_type {
+	NVQ_TCP_ICREQ = 0x00,
+	NVQ_TCP_ICRESP = 0x01,
+	NVQ_TCP_H2C_TERM = 0x02,
+	NVQ_TCP_C2H_TERM = 0x03,
+	NVQ_TCP_CMD = 0x04,
+	NVQ_TCP_RSP = 0x05,
+	NVQ_TCP_H2C_DATA = 0x06,
+	NVQ_TCP_C2H_DATA = 0x07,
+	NVQ_TCP_R2T = 0x09,
+};
+/* Common header flags. */
+#define NVQ_TCP_F_HDGST 0x01
+#define NVQ_TCP_F_DDGST 0x02
+#define NVQ_TCP_F_DATA_LAST 0x04 /* H2CData, C2HData */
+#define NVQ_TCP_F_DATA_SUCCESS 0x08 /* C2HData: no CapsuleResp follows */
+#define NVQ_TCP_DIGEST_LEN 4
+#define NVQ_TCP_PFV_1_0 0
+#define NVQ_TCP_MIN_MAXH2CDATA 4096
+/* Termination requests: header, then up to 128 bytes of the bad PDU. */
+#define NVQ_TCP_TERM_HLEN 24
+#define NVQ_TCP_TERM_MAX_PLEN 152
+
+struct nvq_tcp_hdr {
+	uint8_t type;
+	uint8_t flags;
+	uint8_t hlen;
+	uint8_t pdo;
+	uint32_t plen;
+};
+NVQ_STATIC_ASSERT(sizeof(struct nvq_tcp_hdr) == 8, "PDU common header");
+
+struct nvq_tcp_icreq {
+	struct nvq_tcp_hdr hdr; /* hlen 128, plen 128 */
+	uint16_t pfv;
+	uint8_t hpda; /* host PDU data alignment, 0's based dwords */
+	uint8_t digest; /* 0 HDGST_ENABLE, 1 DDGST_ENABLE */
+	uint32_t maxr2t; /* 0's based */
+	uint8_t rsvd[112];
+};
+NVQ_STATIC_ASSERT(sizeof(struct nvq_tcp_icreq) == 128, "ICReq");
+
+struct nvq_tcp_icresp {
+	struct nvq_tcp_hdr hdr;
+	uint16_t pfv;
+	uint8_t cpda;
+	uint8_t digest;
+	uint32_t maxh2cdata; /* bytes per H2CData PDU */
+	uint8_t rsvd[112];
+};
+NVQ_STATIC_ASSERT(sizeof(struct nvq_tcp_icresp) == 128, "ICResp");
+#define NVQ_TCP_DIGEST_HDR 0x01
+#define NVQ_TCP_DIGEST_DATA 0x02
+
+struct nvq_tcp_cmd_pdu {
+	struct nvq_tcp_hdr hdr; /* hlen 72 */
+	struct nvq_sqe sqe;
+};
+NVQ_STATIC_ASSERT(sizeof(struct nvq_tcp_cmd_pdu) == 72, "CapsuleCmd");
+
+struct nvq_tcp_rsp_pdu {
+	struct nvq_tcp_hdr hdr; /* hlen 24 */
+	struct nvq_cqe cqe;
+};
+NVQ_STATIC_ASSERT(sizeof(struct nvq_tcp_rsp_pdu) == 24, "CapsuleResp");
+
+/* H2CData and C2HData. */
+struct nvq_tcp_data_pdu {
+	struct nvq_tcp_hdr hdr; /* hlen 24 */
+	uint16_t cccid;
+	uint16_t ttag; /* H2CData: the R2T's; C2HData: reserved */
+	uint32_t datao;
+	uint32_t datal;
+	uint8_t rsvd[4];
+};
+NVQ_STATIC_ASSERT(sizeof(struct nvq_tcp_data_pdu) == 24, "Data PDU");
+
+struct nvq_tcp_r2t_pdu {
+	struct nvq_tcp_hdr hdr; /* hlen 24 */
+	uint16_t cccid;
+	uint16_t ttag;
+	uint32_t r2to;
+	uint32_t r2tl;
+	uint8_t rsvd[4];
+};
+NVQ_STATIC_ASSERT(sizeof(struct nvq_tcp_r2t_pdu) == 24, "R2T");
+
+struct nvq_tcp_term_pdu {
+	struct nvq_tcp_hdr hdr; /* hlen 24 */
+	uint16_t fes;
+	uint8_t fei[4]; /* field error information */
+	uint8_t rsvd[10];
+};
+NVQ_STATIC_ASSERT(sizeof(struct nvq_tcp_term_pdu) == 24, "TermReq");
+enum nvq_tcp_fes {
+	NVQ_TCP_FES_INVALID_HDR = 0x01,
+	NVQ_TCP_FES_PDU_SEQ = 0x02,
+	NVQ_TCP_FES_HDGST = 0x03,
+	NVQ_TCP_FES_DATA_RANGE = 0x04,
+	NVQ_TCP_FES_LIMIT = 0x05, /* R2T or data limit exceeded */
+	NVQ_TCP_FES_UNSUPPORTED = 0x06,
+};
+
 #endif /* NVQ_SPEC_H */
