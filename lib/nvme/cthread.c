@@ -162,6 +162,22 @@ int nvq_cthread_start(struct nvq_vector *v)
 		v->stop_fd = -1;
 		return nvq_err(rc, "epoll: %s", strerror(-rc));
 	}
+	/* A transport whose news needs pump() (tcp): its fd, level-
+	 * triggered, wakes the thread like the interrupt (tag 0). */
+	if (v->t && v->t->ops->poll_fd) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 0 };
+		int pfd = v->t->ops->poll_fd(v->t, v->index);
+
+		if (pfd >= 0 &&
+		    epoll_ctl(v->cthread_epfd, EPOLL_CTL_ADD, pfd, &ev)) {
+			rc = -errno;
+			close(v->cthread_epfd);
+			v->cthread_epfd = -1;
+			close(v->stop_fd);
+			v->stop_fd = -1;
+			return nvq_err(rc, "epoll: %s", strerror(-rc));
+		}
+	}
 	pthread_attr_init(&attr);
 	v->pinned = false;
 	if (v->cpu >= 0 && v->cpu < CPU_SETSIZE) {

@@ -585,6 +585,11 @@ static int fail_open(struct nvq_ctrl *c, int rc)
 	teardown(c);
 	return nvq_err(rc, "%s", msg);
 }
+/* The transport saw the device break (a connection died): reset. */
+static void transport_fault(void *arg, int err, const char *why)
+{
+	nvq_ctrl_request_reset(arg, err, why);
+}
 
 int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 		   unsigned int flags, struct nvq_ctrl **ctrlp)
@@ -634,6 +639,8 @@ int nvq_open_flags(const char *uri, const struct nvq_opts *opts,
 		goto fail;
 	}
 	c->ops = &nvq_pcie_ctrl_ops;
+	c->t->fault = transport_fault;
+	c->t->fault_arg = c;
 	c->nr_nodes = nvq_numa_nodes();
 	c->node = c->t->numa_node >= 0 && c->t->numa_node < c->nr_nodes ?
 			  c->t->numa_node :

@@ -59,8 +59,7 @@ static inline int build_rw(struct nvq_queue *q, struct nvq_cmd *cmd,
 	int rc;
 
 	sqe_init(cmd, opc, nsid);
-	rc = nvq_prp_build(q->pools, iova, len, &cmd->sqe.prp1, &cmd->sqe.prp2,
-			   &cmd->prp);
+	rc = nvq_dptr_build(q, &cmd->sqe, iova, len, &cmd->prp);
 	if (unlikely(rc))
 		return nvq_err(
 			rc, "cannot build the PRP list of a %zu-byte transfer",
@@ -567,7 +566,8 @@ int nvq_deallocate(struct nvq_queue *q, uint32_t nsid, uint64_t slba,
 			done += len;
 		}
 		sqe_init(cmd, nvq_cmd_dsm, nsid);
-		cmd->sqe.prp1 = iova;
+		/* r ranges of 16 bytes in one 256-byte block: no PRP list */
+		nvq_dptr_build(q, &cmd->sqe, iova, (size_t)r * 16, &cmd->prp);
 		cmd->sqe.cdw10 = r - 1; /* NR: 0's based */
 		cmd->sqe.cdw11 = NVQ_DSM_AD;
 	}
@@ -877,8 +877,7 @@ int nvq_io_raw(struct nvq_queue *q, const struct nvq_sqe *sqe, void *buf,
 	cmd->sqe.prp2 = 0;
 	cmd->sqe.mptr = md_iova;
 	if (len) {
-		rc = nvq_prp_build(q->pools, iova, len, &cmd->sqe.prp1,
-				   &cmd->sqe.prp2, &cmd->prp);
+		rc = nvq_dptr_build(q, &cmd->sqe, iova, len, &cmd->prp);
 		if (rc) {
 			nvq_queue_put_cmds(q, cmd);
 			return nvq_err(

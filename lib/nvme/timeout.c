@@ -268,6 +268,9 @@ void nvq_watchdog_stop(struct nvq_ctrl *c)
 {
 	if (c->wd_init) {
 		if (c->wd_running) {
+			/* A reset may wait on the device: end that first. */
+			if (c->t && c->t->ops->cancel)
+				c->t->ops->cancel(c->t);
 			pthread_mutex_lock(&c->wd_lock);
 			c->wd_stop = true;
 			pthread_cond_signal(&c->wd_cond);

@@ -125,15 +125,14 @@ static int pcie_admin_submit(struct nvq_ctrl *c, const struct nvq_sqe *sqe,
 		uint64_t iova;
 
 		rc = nvq_mem_iova(c->mem, NULL, buf, len, &iova);
+		cmd->sqe.flags &= (uint8_t)~0xc0; /* PSDT: PRPs, or ... */
 		if (!rc)
-			rc = nvq_prp_build(c->aq->pools, iova, len,
-					   &cmd->sqe.prp1, &cmd->sqe.prp2,
-					   &cmd->prp);
+			rc = nvq_dptr_build(c->aq, &cmd->sqe, iova, len,
+					    &cmd->prp);
 		if (rc) {
 			nvq_queue_put_cmds(c->aq, cmd);
 			return rc;
 		}
-		cmd->sqe.flags &= (uint8_t)~0xc0; /* PSDT: PRPs */
 	}
 	cmd->cb = cb;
 	cmd->arg = arg;
@@ -157,10 +156,15 @@ static void pcie_admin_sleep(struct nvq_ctrl *c, unsigned int attempt,
 	int fd = c->admin_owns_vec0 ? c->t->ops->irq_fd(c->t, 0) : -1;
 
 	if (fd >= 0) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },
+					 { .fd = -1, .events = POLLIN } };
 		uint64_t val;
 
-		if (poll(&pfd, 1, max_ms > 100 ? 100 : (int)max_ms) > 0 &&
+		/* A transport whose news needs pump(): its fd too. */
+		if (c->t->ops->poll_fd)
+			pfd[1].fd = c->t->ops->poll_fd(c->t, 0);
+		if (poll(pfd, 2, max_ms > 100 ? 100 : (int)max_ms) > 0 &&
+		    (pfd[0].revents & POLLIN) &&
 		    read(fd, &val, sizeof(val)) < 0) {
 			/* EAGAIN: someone else consumed it. */
 		}
@@ -244,6 +248,27 @@ static int setup_vectors(struct nvq_ctrl *c)
 		pthread_cond_init(&v->cond, &ca);
 		pthread_condattr_destroy(&ca);
 	}
+	return 0;
+}
+
+/*
+ * A transport whose completions arrive through pump() (transport.h) has a
+ * second fd per vector: level-triggered in @epfd beside the eventfd, so
+ * that a sleeper wakes when news waits there and reaps (which pumps).
+ */
+static int add_poll_fd(struct nvq_ctrl *c, struct nvq_vector *v, int epfd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 0 };
+	int fd;
+
+	if (!c->t->ops->poll_fd)
+		return 0;
+	fd = c->t->ops->poll_fd(c->t, v->index);
+	if (fd < 0)
+		return 0;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev))
+		return nvq_err(-errno, "epoll for vector %u: %s", v->index,
+			       strerror(errno));
 	return 0;
 }
 
@@ -410,7 +435,9 @@ static int pcie_io_queues_recreate(struct nvq_ctrl *c)
  */
 static int qos_cpus(struct nvq_ctrl *c)
 {
-	bool host_irq = strcmp(c->t->ops->name, "emu") != 0;
+	/* tcp: completions are received by the thread that reaps. */
+	bool host_irq = strcmp(c->t->ops->name, "emu") != 0 &&
+			strcmp(c->t->ops->name, "tcp") != 0;
 	unsigned int i;
 	cpu_set_t set;
 	int rc;
@@ -489,6 +516,9 @@ static int pcie_io_queues_create(struct nvq_ctrl *c, uint32_t depth,
 				return nvq_err(-errno,
 					       "epoll for vector %u: %s", i,
 					       strerror(errno));
+			rc = add_poll_fd(c, v, v->epfd);
+			if (rc)
+				return rc;
 		}
 	}
 	for (i = 0; i < c->nr_queues; i++) {

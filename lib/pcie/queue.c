@@ -116,6 +116,10 @@ int nvq_queue_create(const struct nvq_queue_params *p, struct nvq_queue **qp)
 
 	q->t = p->t;
 	q->cq_t = p->t;
+	if (p->t) {
+		q->pump = p->t->ops->pump;
+		q->sgl = p->t->sgl;
+	}
 	q->ctrl = p->ctrl;
 	if (p->pools)
 		q->qpools = *p->pools;
@@ -421,6 +425,8 @@ int nvq_queue_reap(struct nvq_queue *q, unsigned int max)
 
 		if (unlikely(!cq_enter(q)))
 			break;
+		if (unlikely(q->pump))
+			q->pump(q->cq_t, q->qid);
 		pos = __atomic_load_n(&q->cq_pos, __ATOMIC_RELAXED);
 		head = pos & 0xffff;
 		phase = pos >> 16;

@@ -28,6 +28,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "nvq/nvq.h"
 #include "internal.h"
@@ -149,6 +150,7 @@ struct nvq_queue {
 	/* atomic: non-zero once the controller failed; new I/O gets it */
 	int dead;
 	uint32_t gate; /* atomic: NVQ_GATE_* */
+	bool sgl; /* the transport takes SGLs, not PRPs (nvq_dptr_build()) */
 	struct nvq_vector *vec;
 	uint32_t nr_tags;
 	uint16_t tag_mask;
@@ -189,6 +191,8 @@ struct nvq_queue {
 	uint32_t *cq_shadow;
 	uint32_t *cq_eventidx;
 	struct nvq_transport *cq_t;
+	/* cq_t's pump (transport.h), NULL for devices that write the CQ */
+	void (*pump)(struct nvq_transport *t, uint16_t qid);
 	uint64_t stat_completed;
 	uint64_t stat_bad;
 	uint64_t stat_interrupts; /* atomic add: bumped outside cq_lock */
@@ -412,6 +416,32 @@ static inline void nvq_cmd_release_dma(struct nvq_queue *q, struct nvq_cmd *cmd)
 		nvq_dmapool_free(q->pools->small, cmd->dsm, cmd->dsm_iova);
 		cmd->dsm = NULL;
 	}
+}
+
+/*
+ * The data pointer of @sqe for @len (> 0) bytes at @iova, contiguous in
+ * IOVA space: PRPs (lists from the queue's pools into @lists), or on a
+ * transport that takes SGLs (fabrics) one SGL Data Block descriptor with
+ * PSDT 01b. Errors as nvq_prp_build().
+ */
+static inline int nvq_dptr_build(struct nvq_queue *q, struct nvq_sqe *sqe,
+				 uint64_t iova, size_t len,
+				 struct nvq_prp_lists *lists)
+{
+	if (unlikely(q->sgl)) {
+		struct nvq_sgl_desc d = { .addr = iova };
+
+		if (len > UINT32_MAX)
+			return -E2BIG;
+		d.length = (uint32_t)len;
+		memcpy(&sqe->prp1, &d, sizeof(d));
+		sqe->flags = (uint8_t)((sqe->flags & ~0xc0) |
+				       NVQ_PSDT_SGL_MPTR_CONTIG << 6);
+		lists->nr = 0;
+		return 0;
+	}
+	return nvq_prp_build(q->pools, iova, len, &sqe->prp1, &sqe->prp2,
+			     lists);
 }
 
 /* Map a completion status field to the errno a callback sees. */

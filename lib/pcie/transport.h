@@ -69,6 +69,30 @@ struct nvq_transport_ops {
 	 * -EBUSY when it is running and yielding the CPU may help.
 	 */
 	int (*assist)(struct nvq_transport *t);
+
+	/*
+	 * Optional, for transports whose device side runs in the library
+	 * (tcp): move what the device received for queue @qid into its CQ
+	 * ring. Reapers call it before they look at the CQ, inside their
+	 * critical section (cq_lock, or the exclusive queue's gate).
+	 */
+	void (*pump)(struct nvq_transport *t, uint16_t qid);
+
+	/*
+	 * Optional, with pump: a file descriptor that polls readable while
+	 * vector @vector's queues may have news that only pump() brings
+	 * (level-triggered; never read or written by the caller, stable for
+	 * the transport's life). Waiters and completion threads watch it
+	 * beside the eventfd. -1: none.
+	 */
+	int (*poll_fd)(struct nvq_transport *t, unsigned int vector);
+
+	/*
+	 * Optional: the driver is closing; end now what the device side may
+	 * be waiting for (a reconnect's delay), so that close never waits
+	 * out a timeout. Any thread, before the watchdog is joined.
+	 */
+	void (*cancel)(struct nvq_transport *t);
 };
 
 struct nvq_transport {
@@ -81,6 +105,18 @@ struct nvq_transport {
 	unsigned int nr_vectors; /* MSI-X vectors available */
 	int numa_node; /* the device's NUMA node, -1 if unknown */
 	char name[96]; /* human-readable device name */
+	/*
+	 * The device takes data pointers as SGLs only (PSDT 01b, one Data
+	 * Block descriptor per command: fabrics transports); PRPs otherwise.
+	 */
+	bool sgl;
+	/*
+	 * Set by the driver: the transport found the device broken (a
+	 * connection died, keep-alive expired) and asks for a controller
+	 * reset. Any thread; must not block.
+	 */
+	void (*fault)(void *arg, int err, const char *why);
+	void *fault_arg;
 };
 
 /*
@@ -132,6 +168,7 @@ typedef int (*nvq_transport_open_fn)(const char *params,
 				     struct nvq_transport **t);
 int nvq_emu_transport_open(const char *params, struct nvq_transport **t);
 int nvq_vfio_transport_open(const char *params, struct nvq_transport **t);
+int nvq_tcp_transport_open(const char *params, struct nvq_transport **t);
 
 /*
  * The emulated device behind an "emu:" transport, NULL for any other: for
