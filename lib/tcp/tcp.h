@@ -113,6 +113,17 @@ int nvq_tcp_conn_open(const struct nvq_tcp_opts *o, uint16_t qid,
 		      uint32_t depth, nvq_tcp_done_fn done, void *arg,
 		      struct nvq_tcp_conn **cp);
 
+/*
+ * The same over @fd, a connected stream socket (TCP, or a socketpair in
+ * tests), which the connection owns from then on: closed on failure too.
+ */
+int nvq_tcp_conn_open_fd(int fd, const struct nvq_tcp_opts *o, uint16_t qid,
+			 uint32_t depth, nvq_tcp_done_fn done, void *arg,
+			 struct nvq_tcp_conn **cp);
+
+/* Buffers one command's data may have (struct nvq_tcp_data.iovcnt). */
+#define NVQ_TCP_MAX_IOV 256
+
 /* Shut the socket down, close it and free. Outstanding commands are
  * dropped without a callback (nvq_tcp_conn_drain() first to see them). */
 void nvq_tcp_conn_close(struct nvq_tcp_conn *c);
@@ -160,7 +171,8 @@ int nvq_tcp_conn_submit(struct nvq_tcp_conn *c, const struct nvq_sqe *sqe,
  */
 int nvq_tcp_conn_recv(struct nvq_tcp_conn *c, int timeout_ms);
 
-/* 0 while the connection works, else the errno that broke it. */
+/* 0 while the connection works, else the negative errno that broke
+ * it (what every later call returns). */
 int nvq_tcp_conn_error(const struct nvq_tcp_conn *c);
 
 /* Mark the connection broken with @err (keep-alive timeout, the caller's
