@@ -558,7 +558,7 @@ int nvq_tcp_opts_parse(const char *params, bool discovery,
 				       "lists them)");
 		memcpy(o->subnqn, NVQ_DISC_NQN, sizeof(NVQ_DISC_NQN));
 	}
-	dir = secure_getenv("NVQ_TCP_ETC");
+	dir = secure_getenv(NVQ_TCP_ETC_ENV);
 	redirected = dir && *dir;
 	if (!redirected)
 		dir = ETC_NVME;
