@@ -61,6 +61,23 @@ struct nvq_tcp_opts {
 int nvq_tcp_opts_parse(const char *params, bool discovery,
 		       struct nvq_tcp_opts *o);
 
+/*
+ * Where the host identity defaults come from: hostnqn and hostid files
+ * in this directory instead of /etc/nvme (and machine-id in it instead of
+ * /etc/machine-id), for tests. docs/tcp.md.
+ */
+#define NVQ_TCP_ETC_ENV "NVQ_TCP_ETC"
+
+/* ---- discover.c --------------------------------------------------- */
+
+/*
+ * The discovery controller is public API (nvq.h): nvq_discover_size()
+ * and the page decoder nvq_disc_log_decode_size(), which the nvq tool's
+ * --raw-log, the unit test and the fuzz target feed raw pages; both
+ * strict about the page (NUMREC at most NVQ_DISC_MAX_RECORDS, RECFMT 0,
+ * the fixed string fields never read past).
+ */
+
 /* ---- pdu.c -------------------------------------------------------- */
 
 /*
