@@ -65,15 +65,16 @@ URI=tcp:127.0.0.1:4420,nqn=$NQN
 kdev=$(ctl "nvme connect -t tcp -a 127.0.0.1 -s 4420 -n $NQN >/dev/null || exit 1
 i=0
 while [ \$i -lt 50 ]; do
-	for c in /sys/class/nvme/nvme*; do
-		[ \"\$(cat \$c/transport)\" = tcp ] || continue
-		for n in \$c/nvme*n1; do
+	for s in /sys/class/nvme-subsystem/*; do
+		[ \"\$(cat \$s/subsysnqn)\" = $NQN ] || continue
+		for n in \$s/nvme*n1; do
 			[ -b /dev/\${n##*/} ] && { echo /dev/\${n##*/}; exit 0; }
 		done
 	done
 	sleep 0.2
 	i=\$((i + 1))
 done
+ls -l /sys/class/nvme-subsystem/*/
 exit 1") || { echo "tcp-compare: nvme connect failed: $kdev" >&2; exit 1; }
 kdev=$(echo "$kdev" | tail -n 1)
 guest_info=$(ctl 'uname -r; nproc; cat /sys/devices/system/clocksource/clocksource0/current_clocksource')
