@@ -6,7 +6,9 @@
 #   NVQ-TARGET-READY
 # and serves until the host asks it to stop (/tmp/nvq-stop).
 #
-# Subsystems (allow_any_host), all on port 1 (tcp, 0.0.0.0:4420):
+# Subsystems (allow_any_host), all on port 1 (tcp, 0.0.0.0:4420, which
+# the host reaches) and on port 2 (tcp, 0.0.0.0:8009, discovery's
+# default port, for hosts in the guest; port-down leaves it alone):
 #   nqn.2026-12.io.nvq:file  ns 1: a 64 MiB file, buffered I/O, 512-byte
 #                            blocks (see below)
 #   nqn.2026-12.io.nvq:nvme  ns 1: /dev/nvme0n1, QEMU's NVMe namespace 1
@@ -121,8 +123,19 @@ tgt_setup() {
 		ln -s $NVMET/subsystems/$NVQ_NQN_PREFIX:$s \
 			$p/subsystems/$NVQ_NQN_PREFIX:$s || return 1
 	done
+	# Port 2: discovery's default port (8009) too, for hosts in the
+	# guest that leave the port out (nvme discover, nvq discover).
+	p=$NVMET/ports/2
+	mkdir $p && echo tcp >$p/addr_trtype && echo ipv4 >$p/addr_adrfam &&
+		echo 0.0.0.0 >$p/addr_traddr && echo 8009 >$p/addr_trsvcid ||
+		return 1
+	for s in file nvme both; do
+		ln -s $NVMET/subsystems/$NVQ_NQN_PREFIX:$s \
+			$p/subsystems/$NVQ_NQN_PREFIX:$s || return 1
+	done
 	echo "guest: nvmet: file on /tgt/fat/file.img, nvme on $n1," \
-		"both on /tgt/fat/both.img + $n2; tcp 0.0.0.0:$NVQ_TGT_PORT"
+		"both on /tgt/fat/both.img + $n2; tcp 0.0.0.0:$NVQ_TGT_PORT" \
+		"(port 1) and 0.0.0.0:8009 (port 2, in the guest only)"
 
 	# For nvme-cli (the kernel host) in the guest.
 	mkdir -p /etc/nvme
