@@ -11,6 +11,7 @@
 #     with header and data digests
 #   - fio's verify through the nvq engine, two jobs
 #   - a subsystem NQN the target does not have: a clean refusal
+#   - the library's own test (test_tcp_lib.c) on :nvme and :file
 # usage: test_io.sh SRC_ROOT BUILD_ROOT (meson passes them); FIO,
 # NVQ_FIO_ENGINE and NVQ_FIO_PRELOAD in the environment for the fio step.
 . "$(dirname "$0")/lib.sh"
@@ -121,6 +122,13 @@ step "id-ctrl, id-ns of :file (512-byte LBAs), as nvme-cli" ident file 1 512
 step "id-ctrl, id-ns of :nvme (4096-byte LBAs), as nvme-cli" ident nvme 1 4096
 step "id-ctrl, id-ns of :both (512 and 4096), as nvme-cli" \
 	ident both "1 2" "512 4096"
+
+# ---- the library's test (tests/tcp/test_tcp_lib.c) ----------------------
+libtest() {
+	timeout -k 10 600 "$BUILD/tests/tcp/test-tcp-lib" "$1"
+}
+step "test-tcp-lib on :nvme (4096-byte LBAs)" libtest "$NVQ_TCP_URI_NVME"
+step "test-tcp-lib on :file (512-byte LBAs)" libtest "$NVQ_TCP_URI_FILE"
 
 # ---- CLI round trips --------------------------------------------------------
 # roundtrip URI LBS SLBA BYTES BACKING: nvq write random data at SLBA,
@@ -234,11 +242,14 @@ fio_verify() {
 		echo "info: SKIP: no fio or no fio engine in this build"
 		return 0
 	fi
+	# fio's own leaks and races are not ours (as in tests/fio/).
 	printf 'leak:/usr/bin/fio\n' >"$TMP/lsan.supp"
+	printf 'race:options_free\nrace:fio_sem_remove\n' >"$TMP/tsan.supp"
 	(
 		[ -n "${NVQ_FIO_PRELOAD:-}" ] && export LD_PRELOAD=$NVQ_FIO_PRELOAD
 		export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_context_size=2"
 		export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TMP/lsan.supp"
+		export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$TMP/tsan.supp"
 		exec timeout -k 10 300 "$FIO" --name=v \
 			--ioengine="external:$NVQ_FIO_ENGINE" \
 			--uri="$NVQ_TCP_URI_NVME" --thread=1 --numjobs=2 \
