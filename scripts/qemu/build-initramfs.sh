@@ -6,14 +6,20 @@
 # modules.dep, the guest init script, and the given programs with the
 # shared libraries ldd names.
 #
-# usage: build-initramfs.sh OUT.cpio.gz KVER PROGRAM...
+# usage: build-initramfs.sh [-m 'MODULE...'] OUT.cpio.gz KVER PROGRAM...
 #        build-initramfs.sh --add OUT.cpio.gz PROGRAM...
+# -m adds kernel modules (with their dependencies) to the default ones.
 # --add packs the programs and their libraries alone: an archive to
 # append to a full one (the kernel unpacks concatenated archives in
 # turn), for an entry that needs programs the others do not.
 set -eu
 
 add=
+extra_mods=
+if [ "${1:-}" = -m ]; then
+	extra_mods=$2
+	shift 2
+fi
 if [ "${1:-}" = --add ]; then
 	add=1
 	out=$2
@@ -95,7 +101,7 @@ done
 # Modules and everything they depend on, uncompressed, with a
 # modules.dep that lists only them.
 want="vfio vfio_iommu_type1 vfio-pci vfio_pci nvme qemu_fw_cfg
-	crc64_rocksoft_generic crct10dif_generic"
+	crc64_rocksoft_generic crct10dif_generic $extra_mods"
 deps=$work/modules.dep.in
 : >"$deps"
 resolve() { # module name -> its path and its dependencies' paths
