@@ -726,6 +726,10 @@ static void t_bad_cids_and_ranges(void)
 			       NVQ_TCP_F_DATA_LAST | NVQ_TCP_F_DATA_SUCCESS, 0);
 	bad_pdu(false, b, n, "SUCCESS for command 0 after 256 of its 512", 2, 0,
 		NVQ_TCP_C2H_DATA);
+	/* More C2HData after the one with LAST_PDU. */
+	n = tcp_peer_build_c2h(&q, b, 0, 0, data, 256, NVQ_TCP_F_DATA_LAST, 0);
+	n += tcp_peer_build_c2h(&q, b + n, 0, 256, data, 256, 0, 0);
+	bad_pdu(false, b, n, "after its LAST_PDU", 2, 0, NVQ_TCP_C2H_DATA);
 	/* C2HData for a write, R2T for a read. */
 	n = tcp_peer_build_c2h(&q, b, 0, 0, data, 16, 0, 0);
 	bad_pdu(true, b, n, "reads no data", 2, 0, NVQ_TCP_C2H_DATA);
