@@ -23,14 +23,20 @@
  * for the socket to take bytes while the target waits for us to read its
  * responses. So a sender that cannot write tries recv_lock and, if it
  * gets it, runs a receive pass before it waits again (wait_writable());
- * whoever holds recv_lock never waits for send_lock, it only tries it.
+ * whoever holds recv_lock never waits for send_lock, it only tries it
+ * (but nvq_tcp_conn_drain(), meant for a dead connection, whose senders
+ * fail at once).
  *
  * R2T: the receive pass only records an R2T (in the slot and the R2T
  * queue). It is served - its H2CData sent - by whoever holds send_lock:
  * the receiver after its pass if it gets send_lock, else the thread
  * holding it, which serves the queue before it lets send_lock go and
  * looks at the queue again after (send_unlock()), so that no R2T is
- * left behind by a receiver that found send_lock taken.
+ * left behind by a receiver that found send_lock taken. One R2T per
+ * command at a time (MAXR2T 0): it counts as answered just before its
+ * last H2CData PDU goes out, since the target may send the next one as
+ * soon as those bytes reach it; h2c_busy keeps the buffers in use until
+ * the send returns.
  *
  * Completions: the receive pass puts each finished command on the
  * completion queue; the done callbacks run from it in flush(), with no
