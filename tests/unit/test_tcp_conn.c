@@ -1223,6 +1223,94 @@ static void t_full_socket(void)
 	close(p.fd);
 }
 
+/* ---- conn_sync beside a receiver thread, callbacks that resubmit --- */
+
+#define SC_SYNC 50
+#define SC_CHAIN 100
+
+static struct nvq_tcp_conn *sconn;
+static int schain_left, schain_done, sstop;
+
+/* The target: every command answered with its CDW10 in DW0. */
+static void *echo_target(void *arg)
+{
+	struct tcp_peer *p = arg;
+	int i;
+
+	for (i = 0; i < SC_SYNC + SC_CHAIN; i++) {
+		struct peer_pdu pdu;
+		struct nvq_sqe w = read_cmd(p, &pdu);
+
+		tcp_peer_send_rsp(p, w.cid, 0, w.cdw10, 0);
+	}
+	return NULL;
+}
+
+/* A chained command finished: send the next one from the callback. */
+static void chain_done(void *arg, void *ctx, const struct nvq_cqe *cqe)
+{
+	struct nvq_sqe sqe;
+	int left;
+
+	(void)arg;
+	CHECK_EQ(cqe->result, 0x10000 + (uint32_t)(uintptr_t)ctx);
+	__atomic_add_fetch(&schain_done, 1, __ATOMIC_RELAXED);
+	left = __atomic_sub_fetch(&schain_left, 1, __ATOMIC_RELAXED);
+	if (left < 0)
+		return;
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.cdw10 = 0x10000 + (uint32_t)left;
+	CHECK(nvq_tcp_conn_submit(sconn, &sqe, NULL, (void *)(uintptr_t)left) >=
+	      0);
+}
+
+static void *sync_receiver(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&sstop, __ATOMIC_ACQUIRE))
+		CHECK(nvq_tcp_conn_recv(sconn, 20) >= 0);
+	return NULL;
+}
+
+static void t_sync_concurrent(void)
+{
+	struct nvq_tcp_opts o = opts(true, false);
+	pthread_t tgt, rcv;
+	struct nvq_sqe sqe;
+	struct nvq_cqe cqe;
+	struct tcp_peer p;
+	int fd, i;
+
+	tcp_peer_pair(&p, &fd);
+	tcp_peer_icresp(&p, 1, 0, 4096);
+	CHECK_OK(nvq_tcp_conn_open_fd(fd, &o, 0, 4, chain_done, NULL, &sconn));
+	CHECK_EQ(tcp_peer_read_icreq(&p), 1);
+	sstop = 0;
+	schain_done = 0;
+	schain_left = SC_CHAIN - 1;
+	CHECK_OK(pthread_create(&tgt, NULL, echo_target, &p));
+	CHECK_OK(pthread_create(&rcv, NULL, sync_receiver, NULL));
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.cdw10 = 0x10000 + SC_CHAIN - 1;
+	CHECK(nvq_tcp_conn_submit(sconn, &sqe, NULL,
+				  (void *)(uintptr_t)(SC_CHAIN - 1)) >= 0);
+	for (i = 0; i < SC_SYNC; i++) {
+		sqe.cdw10 = (uint32_t)i;
+		CHECK_OK(nvq_tcp_conn_sync(sconn, &sqe, NULL, &cqe, 10000));
+		CHECK_EQ(cqe.result, i);
+	}
+	while (__atomic_load_n(&schain_done, __ATOMIC_RELAXED) < SC_CHAIN) {
+		CHECK_OK(nvq_tcp_conn_error(sconn));
+		sched_yield();
+	}
+	__atomic_store_n(&sstop, 1, __ATOMIC_RELEASE);
+	CHECK_OK(pthread_join(rcv, NULL));
+	CHECK_OK(pthread_join(tgt, NULL));
+	CHECK_EQ(schain_done, SC_CHAIN);
+	nvq_tcp_conn_close(sconn);
+	close(p.fd);
+}
+
 /* ---- two submitters, a receiver, a target thread ------------------ */
 
 #define T_DEPTH 16
@@ -1457,6 +1545,7 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "threads")) {
 		t_full_socket();
+		t_sync_concurrent();
 		t_threads(0);
 		t_threads(3);
 		printf("tcp-conn threads: ok\n");
@@ -1480,6 +1569,7 @@ int main(int argc, char **argv)
 	t_fabrics();
 	t_tcp_open();
 	t_full_socket();
+	t_sync_concurrent();
 	t_threads(0);
 	t_threads(3);
 	printf("tcp-conn: ok\n");
