@@ -1130,6 +1130,13 @@ static void t_tcp_open(void)
 	CHECK(c == NULL);
 	CHECK_MSG("tcp queue 3: cannot connect to 127.0.0.1:");
 	CHECK_MSG("refused");
+
+	/* A service name that does not resolve (no DNS asked: the host
+	 * is numeric). */
+	snprintf(o.port, sizeof(o.port), "nosuchservice");
+	CHECK(nvq_tcp_conn_open(&o, 3, 4, rec_done, &rec, &c) < 0);
+	CHECK(c == NULL);
+	CHECK_MSG("cannot resolve 127.0.0.1 port nosuchservice");
 }
 
 /* ---- a sender whose socket is full -------------------------------- */
