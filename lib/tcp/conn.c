@@ -23,14 +23,20 @@
  * for the socket to take bytes while the target waits for us to read its
  * responses. So a sender that cannot write tries recv_lock and, if it
  * gets it, runs a receive pass before it waits again (wait_writable());
- * whoever holds recv_lock never waits for send_lock, it only tries it.
+ * whoever holds recv_lock never waits for send_lock, it only tries it
+ * (but nvq_tcp_conn_drain(), meant for a dead connection, whose senders
+ * fail at once).
  *
  * R2T: the receive pass only records an R2T (in the slot and the R2T
  * queue). It is served - its H2CData sent - by whoever holds send_lock:
  * the receiver after its pass if it gets send_lock, else the thread
  * holding it, which serves the queue before it lets send_lock go and
  * looks at the queue again after (send_unlock()), so that no R2T is
- * left behind by a receiver that found send_lock taken.
+ * left behind by a receiver that found send_lock taken. One R2T per
+ * command at a time (MAXR2T 0): it counts as answered just before its
+ * last H2CData PDU goes out, since the target may send the next one as
+ * soon as those bytes reach it; h2c_busy keeps the buffers in use until
+ * the send returns.
  *
  * Completions: the receive pass puts each finished command on the
  * completion queue; the done callbacks run from it in flush(), with no
@@ -70,7 +76,10 @@ struct slot {
 	bool write;
 	bool incap; /* the data went in the capsule */
 	bool sync; /* ctx is a struct sync_wait (or NULL: abandoned) */
-	bool r2t_queued; /* an R2T waits or is being served */
+	bool r2t_queued; /* an R2T waits, or its last H2CData is not out */
+	bool h2c_busy; /* H2CData from the buffers is being sent */
+	bool cpl_queued; /* on the completion queue */
+	bool c2h_last; /* the C2HData with LAST_PDU came */
 	void *ctx;
 	const struct iovec *iov;
 	unsigned int iovcnt;
@@ -294,8 +303,21 @@ static void cid_free_locked(struct nvq_tcp_conn *c, uint16_t cid)
 	c->free_cids[c->nr_free++] = cid;
 }
 
-/* Under lock: @cid finished with @cqe; queued for flush() unless its R2T
- * is still being served (then the server queues it). */
+/* Under lock: queue @cid for flush() once it is done and no R2T uses
+ * its buffers any more; once only. */
+static void cpl_queue_locked(struct nvq_tcp_conn *c, uint16_t cid)
+{
+	struct slot *s = &c->slots[cid];
+
+	if (s->state != SLOT_DONE || s->r2t_queued || s->h2c_busy ||
+	    s->cpl_queued)
+		return;
+	s->cpl_queued = true;
+	c->cplq[(c->cpl_head + c->cpl_count++) % c->depth] = cid;
+}
+
+/* Under lock: @cid finished with @cqe; queued for flush() unless its
+ * buffers are still in use by an R2T (then the R2T's server queues it). */
 static void complete_locked(struct nvq_tcp_conn *c, uint16_t cid,
 			    const struct nvq_cqe *cqe)
 {
@@ -303,8 +325,7 @@ static void complete_locked(struct nvq_tcp_conn *c, uint16_t cid,
 
 	s->cqe = *cqe;
 	s->state = SLOT_DONE;
-	if (!s->r2t_queued)
-		c->cplq[(c->cpl_head + c->cpl_count++) % c->depth] = cid;
+	cpl_queue_locked(c, cid);
 }
 
 /* Run the done callbacks of the completed commands (no lock held).
@@ -328,6 +349,11 @@ static int flush(struct nvq_tcp_conn *c)
 		c->cpl_head = (c->cpl_head + 1) % c->depth;
 		c->cpl_count--;
 		s = &c->slots[cid];
+		if (s->state != SLOT_DONE) {
+			/* Forgotten by nvq_tcp_conn_drain() meanwhile. */
+			pthread_mutex_unlock(&c->lock);
+			continue;
+		}
 		cqe = s->cqe;
 		ctx = s->ctx;
 		if (s->sync) {
@@ -461,6 +487,14 @@ static int send_h2c(struct nvq_tcp_conn *c, const struct slot *s, uint16_t cid,
 			c->tx_iov[n].iov_len = NVQ_TCP_DIGEST_LEN;
 			n++;
 		}
+		if (off + l == end) {
+			/* The target may send the command's next R2T as soon
+			 * as these bytes reach it, maybe before send_pdu()
+			 * returns: from here on that is no second R2T. */
+			pthread_mutex_lock(&c->lock);
+			c->slots[cid].r2t_queued = false;
+			pthread_mutex_unlock(&c->lock);
+		}
 		rc = send_pdu(c, n, have_recv);
 		if (rc < 0)
 			return rc;
@@ -477,6 +511,7 @@ static void serve_r2ts(struct nvq_tcp_conn *c, bool have_recv)
 		struct slot s;
 		uint16_t cid;
 		bool live;
+		int rc = -ECANCELED;
 
 		pthread_mutex_lock(&c->lock);
 		if (!c->r2t_count) {
@@ -488,17 +523,21 @@ static void serve_r2ts(struct nvq_tcp_conn *c, bool have_recv)
 		c->r2t_count--;
 		s = c->slots[cid];
 		live = s.state == SLOT_ACTIVE && !c->err;
+		c->slots[cid].h2c_busy = true;
 		pthread_mutex_unlock(&c->lock);
 
 		/* A command the target completed already needs no data. */
 		if (live)
-			send_h2c(c, &s, cid, have_recv);
+			rc = send_h2c(c, &s, cid, have_recv);
 
 		pthread_mutex_lock(&c->lock);
-		c->slots[cid].r2t_queued = false;
-		if (c->slots[cid].state == SLOT_DONE)
-			c->cplq[(c->cpl_head + c->cpl_count++) % c->depth] =
-				cid;
+		c->slots[cid].h2c_busy = false;
+		/* Not served, or the connection broke: no more data goes
+		 * out for it (else a next R2T may be queued already). */
+		if (rc < 0)
+			c->slots[cid].r2t_queued = false;
+		/* A completion that waited for the buffers. */
+		cpl_queue_locked(c, cid);
 		pthread_mutex_unlock(&c->lock);
 	}
 }
@@ -622,6 +661,15 @@ static int rx_c2h_start(struct nvq_tcp_conn *c)
 			c, info, offsetof(struct nvq_tcp_data_pdu, cccid), cid);
 	}
 	s = &c->slots[cid];
+	if (s->c2h_last) {
+		pthread_mutex_unlock(&c->lock);
+		info->fes = NVQ_TCP_FES_PDU_SEQ;
+		nvq_err(-EPROTO,
+			"the target sent C2HData for command %u after its "
+			"LAST_PDU",
+			cid);
+		return proto_error(c, info, c->rx.hdr, info->hdr_len);
+	}
 	if (s->write || !s->len) {
 		pthread_mutex_unlock(&c->lock);
 		info->fes = NVQ_TCP_FES_PDU_SEQ;
@@ -677,6 +725,8 @@ static int rx_c2h_end(struct nvq_tcp_conn *c)
 	s = &c->slots[c->rx.cid];
 	/* Not changed since rx_c2h_start(): only the receiver completes. */
 	s->c2h_off += p->datal;
+	if (p->hdr.flags & NVQ_TCP_F_DATA_LAST)
+		s->c2h_last = true;
 	if (p->hdr.flags & NVQ_TCP_F_DATA_SUCCESS) {
 		struct nvq_cqe cqe = { 0 };
 
@@ -1034,7 +1084,7 @@ static int submit(struct nvq_tcp_conn *c, const struct nvq_sqe *sqe,
 		/* Not sent: the caller keeps the command, not us. */
 		pthread_mutex_lock(&c->lock);
 		if (c->slots[cid].state == SLOT_ACTIVE &&
-		    !c->slots[cid].r2t_queued) {
+		    !c->slots[cid].r2t_queued && !c->slots[cid].h2c_busy) {
 			cid_free_locked(c, cid);
 		} else {
 			/* Freed by whoever finishes it, with no callback. */
@@ -1394,6 +1444,15 @@ void nvq_tcp_conn_drain(struct nvq_tcp_conn *c,
 {
 	uint32_t i;
 
+	/* Nothing queued is served or delivered any more. */
+	pthread_mutex_lock(&c->recv_lock);
+	pthread_mutex_lock(&c->send_lock);
+	pthread_mutex_lock(&c->lock);
+	c->r2t_count = 0;
+	c->cpl_count = 0;
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->send_lock);
+	pthread_mutex_unlock(&c->recv_lock);
 	for (i = 0; i < c->depth; i++) {
 		bool call = false;
 		void *ctx = NULL;
@@ -1407,10 +1466,6 @@ void nvq_tcp_conn_drain(struct nvq_tcp_conn *c,
 			ctx = c->slots[i].ctx;
 			c->slots[i].r2t_queued = false;
 			cid_free_locked(c, (uint16_t)i);
-		}
-		if (i == c->depth - 1) {
-			c->r2t_count = 0;
-			c->cpl_count = 0;
 		}
 		pthread_mutex_unlock(&c->lock);
 		pthread_mutex_unlock(&c->send_lock);

@@ -169,7 +169,11 @@ void nvq_tcp_conn_set_ioccsz(struct nvq_tcp_conn *c, uint32_t bytes);
  * for data the transport cannot carry, or the connection's error once it
  * is broken (-ECONNRESET, -EPIPE, -ETIMEDOUT, -EPROTO): then every later
  * call fails the same. Any thread; while the socket cannot take the
- * bytes it also receives, so that neither side waits on the other.
+ * bytes it also receives, so that neither side waits on the other: the
+ * done callbacks of what it received run inside this call (after it let
+ * its own locks go; the callback of this very command may run before
+ * it returns). A command it failed to send is not outstanding: no
+ * callback and no drain for it.
  */
 int nvq_tcp_conn_submit(struct nvq_tcp_conn *c, const struct nvq_sqe *sqe,
 			const struct nvq_tcp_data *data, void *ctx);

@@ -13,7 +13,10 @@
  * Most cases need no thread: the socketpair buffers what each side
  * writes, so the test plays the target between the library's calls.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -723,6 +726,10 @@ static void t_bad_cids_and_ranges(void)
 			       NVQ_TCP_F_DATA_LAST | NVQ_TCP_F_DATA_SUCCESS, 0);
 	bad_pdu(false, b, n, "SUCCESS for command 0 after 256 of its 512", 2, 0,
 		NVQ_TCP_C2H_DATA);
+	/* More C2HData after the one with LAST_PDU. */
+	n = tcp_peer_build_c2h(&q, b, 0, 0, data, 256, NVQ_TCP_F_DATA_LAST, 0);
+	n += tcp_peer_build_c2h(&q, b + n, 0, 256, data, 256, 0, 0);
+	bad_pdu(false, b, n, "after its LAST_PDU", 2, 0, NVQ_TCP_C2H_DATA);
 	/* C2HData for a write, R2T for a read. */
 	n = tcp_peer_build_c2h(&q, b, 0, 0, data, 16, 0, 0);
 	bad_pdu(true, b, n, "reads no data", 2, 0, NVQ_TCP_C2H_DATA);
@@ -1003,6 +1010,314 @@ static void t_fabrics(void)
 	refused(0x4002, 0, "status 0x4002");
 }
 
+/* ---- a real TCP connection (nvq_tcp_conn_open) -------------------- */
+
+struct lsn {
+	int fd;
+	uint8_t icreq_digest;
+};
+
+/* Accept one connection, answer its ICReq, then one command. */
+static void *lsn_target(void *arg)
+{
+	struct lsn *l = arg;
+	struct peer_pdu pdu;
+	struct tcp_peer p;
+	struct nvq_sqe w;
+
+	memset(&p, 0, sizeof(p));
+	p.timeout_ms = 10000;
+	p.fd = accept(l->fd, NULL, NULL);
+	CHECK(p.fd >= 0);
+	l->icreq_digest = tcp_peer_read_icreq(&p);
+	tcp_peer_icresp(&p, l->icreq_digest, 0, 65536);
+	w = read_cmd(&p, &pdu);
+	tcp_peer_send_rsp(&p, w.cid, 0, 0xabc, 0);
+	/* Until the host closes. */
+	while (tcp_peer_read_some(&p, pdu.hdr, sizeof(pdu.hdr)))
+		;
+	close(p.fd);
+	return NULL;
+}
+
+/* A listening socket on @addr (AF_INET or AF_INET6 loopback); its port
+ * in @port. -1 when the family is not available here. */
+static int listen_on(int family, char *port, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int fd;
+
+	memset(&ss, 0, sizeof(ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (void *)&ss;
+
+		in->sin_family = AF_INET;
+		in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sl = sizeof(*in);
+	} else {
+		struct sockaddr_in6 *in6 = (void *)&ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_addr = in6addr_loopback;
+		sl = sizeof(*in6);
+	}
+	fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (void *)&ss, sl) || listen(fd, 4)) {
+		close(fd);
+		return -1;
+	}
+	sl = sizeof(ss);
+	CHECK_OK(getsockname(fd, (void *)&ss, &sl));
+	snprintf(port, len, "%u",
+		 ntohs(family == AF_INET ?
+			       ((struct sockaddr_in *)&ss)->sin_port :
+			       ((struct sockaddr_in6 *)&ss)->sin6_port));
+	return fd;
+}
+
+static void tcp_open_one(const char *host, int family)
+{
+	struct nvq_tcp_opts o = opts(true, true);
+	struct nvq_sqe sqe = read_sqe(0);
+	struct nvq_tcp_conn *c;
+	struct nvq_cqe cqe;
+	struct lsn l;
+	pthread_t t;
+	int one = 0;
+	socklen_t sl = sizeof(one);
+
+	l.fd = listen_on(family, o.port, sizeof(o.port));
+	if (l.fd < 0) {
+		printf("tcp open: no %s loopback here, not tried\n", host);
+		return;
+	}
+	snprintf(o.host, sizeof(o.host), "%s", host);
+	CHECK_OK(pthread_create(&t, NULL, lsn_target, &l));
+	CHECK_OK(nvq_tcp_conn_open(&o, 0, 4, rec_done, &rec, &c));
+	CHECK_OK(getsockopt(nvq_tcp_conn_fd(c), IPPROTO_TCP, TCP_NODELAY, &one,
+			    &sl));
+	CHECK(one);
+	CHECK_EQ(nvq_tcp_conn_params(c)->maxh2cdata, 65536);
+	CHECK(nvq_tcp_conn_params(c)->hdgst && nvq_tcp_conn_params(c)->ddgst);
+	CHECK_OK(nvq_tcp_conn_sync(c, &sqe, NULL, &cqe, 5000));
+	CHECK_EQ(cqe.result, 0xabc);
+	nvq_tcp_conn_close(c);
+	CHECK_OK(pthread_join(t, NULL));
+	CHECK_EQ(l.icreq_digest, 3);
+	close(l.fd);
+}
+
+static void t_tcp_open(void)
+{
+	struct nvq_tcp_opts o = opts(false, false);
+	struct nvq_tcp_conn *c = NULL;
+	int fd;
+
+	tcp_open_one("127.0.0.1", AF_INET);
+	tcp_open_one("localhost", AF_INET);
+	tcp_open_one("[::1]", AF_INET6);
+
+	/* Nobody listens on a port just closed: refused, and said so. */
+	fd = listen_on(AF_INET, o.port, sizeof(o.port));
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	CHECK_EQ(nvq_tcp_conn_open(&o, 3, 4, rec_done, &rec, &c),
+		 -ECONNREFUSED);
+	CHECK(c == NULL);
+	CHECK_MSG("tcp queue 3: cannot connect to 127.0.0.1:");
+	CHECK_MSG("refused");
+
+	/* A service name that does not resolve (no DNS asked: the host
+	 * is numeric). */
+	snprintf(o.port, sizeof(o.port), "nosuchservice");
+	CHECK(nvq_tcp_conn_open(&o, 3, 4, rec_done, &rec, &c) < 0);
+	CHECK(c == NULL);
+	CHECK_MSG("cannot resolve 127.0.0.1 port nosuchservice");
+}
+
+/* ---- a sender whose socket is full -------------------------------- */
+
+#define FS_CMDS 64
+#define FS_LEN 65536
+
+/* The target: for each read, 64 KiB of C2HData written before it reads
+ * on; for each write, its response. It never reads while it writes, so
+ * a host that only sent would wait for it forever. */
+static void *fs_target(void *arg)
+{
+	struct tcp_peer *p = arg;
+	uint8_t *data = malloc(FS_LEN);
+	int i;
+
+	CHECK(data);
+	for (i = 0; i < FS_CMDS; i++) {
+		struct peer_pdu pdu;
+		struct nvq_sqe w = read_cmd(p, &pdu);
+
+		if (w.opcode == 0x02) {
+			fill_pattern(data, FS_LEN, w.cdw10);
+			tcp_peer_send_c2h(p, w.cid, 0, data, FS_LEN,
+					  NVQ_TCP_F_DATA_LAST |
+						  NVQ_TCP_F_DATA_SUCCESS);
+		} else {
+			CHECK_EQ(pdu.datal, FS_LEN);
+			fill_pattern(data, FS_LEN, w.cdw10);
+			CHECK_MEMEQ(pdu.data, data, FS_LEN);
+			tcp_peer_send_rsp(p, w.cid, 0, 0, 0);
+		}
+		tcp_peer_pdu_free(&pdu);
+	}
+	free(data);
+	return NULL;
+}
+
+static void t_full_socket(void)
+{
+	struct nvq_tcp_opts o = opts(false, true);
+	uint8_t *bufs = malloc((size_t)FS_CMDS * FS_LEN), *want;
+	struct iovec iov[FS_CMDS];
+	struct nvq_tcp_data d[FS_CMDS];
+	struct nvq_tcp_conn *c;
+	struct tcp_peer p;
+	pthread_t t;
+	int fd, sz = 8192, i, rc;
+
+	CHECK(bufs);
+	tcp_peer_pair(&p, &fd);
+	CHECK_OK(setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)));
+	CHECK_OK(setsockopt(p.fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)));
+	tcp_peer_icresp(&p, 2, 0, 4096);
+	CHECK_OK(nvq_tcp_conn_open_fd(fd, &o, 1, 8, rec_done, &rec, &c));
+	CHECK_EQ(tcp_peer_read_icreq(&p), 2);
+	nvq_tcp_conn_set_ioccsz(c, FS_LEN);
+	rec_reset();
+	CHECK_OK(pthread_create(&t, NULL, fs_target, &p));
+	/* One thread, no receiver: only submit, and receive on -EBUSY. */
+	for (i = 0; i < FS_CMDS; i++) {
+		struct nvq_sqe sqe;
+
+		memset(&sqe, 0, sizeof(sqe));
+		sqe.opcode = i & 1 ? 0x01 : 0x02;
+		sqe.cdw10 = 1000 + (uint32_t)i;
+		iov[i].iov_base = bufs + (size_t)i * FS_LEN;
+		iov[i].iov_len = FS_LEN;
+		if (i & 1)
+			fill_pattern(iov[i].iov_base, FS_LEN, sqe.cdw10);
+		d[i] = (struct nvq_tcp_data){ &iov[i], 1, FS_LEN, i & 1 };
+		while ((rc = nvq_tcp_conn_submit(c, &sqe, &d[i],
+						 (void *)(uintptr_t)i)) ==
+		       -EBUSY)
+			CHECK(nvq_tcp_conn_recv(c, 100) >= 0);
+		CHECK(rc >= 0);
+	}
+	while (rec.n < FS_CMDS)
+		CHECK(nvq_tcp_conn_recv(c, 1000) >= 0);
+	CHECK_OK(pthread_join(t, NULL));
+	want = malloc(FS_LEN);
+	CHECK(want);
+	for (i = 0; i < FS_CMDS; i += 2) {
+		fill_pattern(want, FS_LEN, 1000 + (uint32_t)i);
+		CHECK_MEMEQ(bufs + (size_t)i * FS_LEN, want, FS_LEN);
+	}
+	CHECK_EQ(rec.n, FS_CMDS);
+	free(want);
+	free(bufs);
+	nvq_tcp_conn_close(c);
+	close(p.fd);
+}
+
+/* ---- conn_sync beside a receiver thread, callbacks that resubmit --- */
+
+#define SC_SYNC 50
+#define SC_CHAIN 100
+
+static struct nvq_tcp_conn *sconn;
+static int schain_left, schain_done, sstop;
+
+/* The target: every command answered with its CDW10 in DW0. */
+static void *echo_target(void *arg)
+{
+	struct tcp_peer *p = arg;
+	int i;
+
+	for (i = 0; i < SC_SYNC + SC_CHAIN; i++) {
+		struct peer_pdu pdu;
+		struct nvq_sqe w = read_cmd(p, &pdu);
+
+		tcp_peer_send_rsp(p, w.cid, 0, w.cdw10, 0);
+	}
+	return NULL;
+}
+
+/* A chained command finished: send the next one from the callback. */
+static void chain_done(void *arg, void *ctx, const struct nvq_cqe *cqe)
+{
+	struct nvq_sqe sqe;
+	int left;
+
+	(void)arg;
+	CHECK_EQ(cqe->result, 0x10000 + (uint32_t)(uintptr_t)ctx);
+	__atomic_add_fetch(&schain_done, 1, __ATOMIC_RELAXED);
+	left = __atomic_sub_fetch(&schain_left, 1, __ATOMIC_RELAXED);
+	if (left < 0)
+		return;
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.cdw10 = 0x10000 + (uint32_t)left;
+	CHECK(nvq_tcp_conn_submit(sconn, &sqe, NULL, (void *)(uintptr_t)left) >=
+	      0);
+}
+
+static void *sync_receiver(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&sstop, __ATOMIC_ACQUIRE))
+		CHECK(nvq_tcp_conn_recv(sconn, 20) >= 0);
+	return NULL;
+}
+
+static void t_sync_concurrent(void)
+{
+	struct nvq_tcp_opts o = opts(true, false);
+	pthread_t tgt, rcv;
+	struct nvq_sqe sqe;
+	struct nvq_cqe cqe;
+	struct tcp_peer p;
+	int fd, i;
+
+	tcp_peer_pair(&p, &fd);
+	tcp_peer_icresp(&p, 1, 0, 4096);
+	CHECK_OK(nvq_tcp_conn_open_fd(fd, &o, 0, 4, chain_done, NULL, &sconn));
+	CHECK_EQ(tcp_peer_read_icreq(&p), 1);
+	sstop = 0;
+	schain_done = 0;
+	schain_left = SC_CHAIN - 1;
+	CHECK_OK(pthread_create(&tgt, NULL, echo_target, &p));
+	CHECK_OK(pthread_create(&rcv, NULL, sync_receiver, NULL));
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.cdw10 = 0x10000 + SC_CHAIN - 1;
+	CHECK(nvq_tcp_conn_submit(sconn, &sqe, NULL,
+				  (void *)(uintptr_t)(SC_CHAIN - 1)) >= 0);
+	for (i = 0; i < SC_SYNC; i++) {
+		sqe.cdw10 = (uint32_t)i;
+		CHECK_OK(nvq_tcp_conn_sync(sconn, &sqe, NULL, &cqe, 10000));
+		CHECK_EQ(cqe.result, i);
+	}
+	while (__atomic_load_n(&schain_done, __ATOMIC_RELAXED) < SC_CHAIN) {
+		CHECK_OK(nvq_tcp_conn_error(sconn));
+		sched_yield();
+	}
+	__atomic_store_n(&sstop, 1, __ATOMIC_RELEASE);
+	CHECK_OK(pthread_join(rcv, NULL));
+	CHECK_OK(pthread_join(tgt, NULL));
+	CHECK_EQ(schain_done, SC_CHAIN);
+	nvq_tcp_conn_close(sconn);
+	close(p.fd);
+}
+
 /* ---- two submitters, a receiver, a target thread ------------------ */
 
 #define T_DEPTH 16
@@ -1236,6 +1551,8 @@ int main(int argc, char **argv)
 	uint8_t dg;
 
 	if (argc > 1 && !strcmp(argv[1], "threads")) {
+		t_full_socket();
+		t_sync_concurrent();
 		t_threads(0);
 		t_threads(3);
 		printf("tcp-conn threads: ok\n");
@@ -1257,6 +1574,9 @@ int main(int argc, char **argv)
 	t_sync_timeout();
 	t_busy_and_drain();
 	t_fabrics();
+	t_tcp_open();
+	t_full_socket();
+	t_sync_concurrent();
 	t_threads(0);
 	t_threads(3);
 	printf("tcp-conn: ok\n");
