@@ -202,7 +202,7 @@ static int prop_get(struct disc *d, uint32_t off, unsigned int size,
 
 	if (rc == -EIO)
 		return nvq_err(rc,
-			       "discovery: Property Get %s refused: %s "
+			       "Property Get %s refused: %s "
 			       "(%#x)",
 			       name, nvq_status_str(st), st);
 	return rc;
@@ -216,7 +216,7 @@ static int prop_set(struct disc *d, uint32_t off, uint64_t val,
 
 	if (rc == -EIO)
 		return nvq_err(rc,
-			       "discovery: Property Set %s refused: %s "
+			       "Property Set %s refused: %s "
 			       "(%#x)",
 			       name, nvq_status_str(st), st);
 	return rc;
@@ -235,7 +235,7 @@ static int wait_csts(struct disc *d, uint32_t mask, uint32_t want, uint64_t ms,
 			return rc;
 		if (csts & NVQ_CSTS_CFS)
 			return nvq_err(-EIO,
-				       "discovery: the controller reports a "
+				       "the controller reports a "
 				       "fatal status (CSTS %#llx) waiting for "
 				       "%s",
 				       (unsigned long long)csts, what);
@@ -243,7 +243,7 @@ static int wait_csts(struct disc *d, uint32_t mask, uint32_t want, uint64_t ms,
 			return 0;
 		if (now_ms() >= end)
 			return nvq_err(-ETIMEDOUT,
-				       "discovery: no %s within %llu ms "
+				       "no %s within %llu ms "
 				       "(CSTS %#llx)",
 				       what, (unsigned long long)ms,
 				       (unsigned long long)csts);
@@ -307,13 +307,13 @@ static int get_log(struct disc *d, void *buf, size_t len)
 	st = NVQ_STATUS(cqe.status) & NVQ_STATUS_CODE_MASK;
 	if (st && strcmp(d->o.subnqn, NVQ_DISC_NQN))
 		return nvq_err(-EIO,
-			       "discovery: Get Log Page (discovery, %zu "
+			       "Get Log Page (discovery, %zu "
 			       "bytes) failed: %s (%#x); is %s a discovery "
 			       "subsystem?",
 			       len, nvq_status_str(st), st, d->o.subnqn);
 	if (st)
 		return nvq_err(-EIO,
-			       "discovery: Get Log Page (discovery, %zu "
+			       "Get Log Page (discovery, %zu "
 			       "bytes) failed: %s (%#x)",
 			       len, nvq_status_str(st), st);
 	return 0;
@@ -330,7 +330,7 @@ static int read_log(struct disc *d, void **page, size_t *len)
 	int tries, rc;
 
 	if (!h)
-		return nvq_err(-ENOMEM, "discovery: no memory");
+		return nvq_err(-ENOMEM, "no memory");
 	for (tries = 0; tries < GENCTR_TRIES; tries++) {
 		rc = get_log(d, h, HDR_LEN);
 		if (rc)
@@ -344,7 +344,7 @@ static int read_log(struct disc *d, void **page, size_t *len)
 		buf = calloc(1, n);
 		if (!buf) {
 			rc = nvq_err(-ENOMEM,
-				     "discovery: no memory for %zu "
+				     "no memory for %zu "
 				     "bytes",
 				     n);
 			goto out;
@@ -371,7 +371,7 @@ static int read_log(struct disc *d, void **page, size_t *len)
 	}
 	if (tries == GENCTR_TRIES) {
 		rc = nvq_err(-EPROTO,
-			     "discovery: the log page changed on each of %d "
+			     "the log page changed on each of %d "
 			     "reads (generation counter %llu)",
 			     GENCTR_TRIES, (unsigned long long)gen);
 		goto out;
