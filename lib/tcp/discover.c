@@ -29,6 +29,9 @@ NVQ_STATIC_ASSERT(sizeof(struct nvq_disc_entry) == DISC_ENTRY_SIZE_VER0,
 /* Reads of the page before a GENCTR that changes each time is an error
  * (as Linux's host: 10). */
 #define GENCTR_TRIES 10
+/* The most a discovery waits for the controller to finish shutting down:
+ * a courtesy, the connection ends anyway. */
+#define SHUTDOWN_MAX_MS 2000
 /* The admin queue of a discovery association. */
 #define DISC_AQ_DEPTH 32
 
@@ -199,7 +202,7 @@ static int prop_get(struct disc *d, uint32_t off, unsigned int size,
 
 	if (rc == -EIO)
 		return nvq_err(rc,
-			       "discovery: Property Get %s refused: %s "
+			       "Property Get %s refused: %s "
 			       "(%#x)",
 			       name, nvq_status_str(st), st);
 	return rc;
@@ -213,7 +216,7 @@ static int prop_set(struct disc *d, uint32_t off, uint64_t val,
 
 	if (rc == -EIO)
 		return nvq_err(rc,
-			       "discovery: Property Set %s refused: %s "
+			       "Property Set %s refused: %s "
 			       "(%#x)",
 			       name, nvq_status_str(st), st);
 	return rc;
@@ -232,16 +235,17 @@ static int wait_csts(struct disc *d, uint32_t mask, uint32_t want, uint64_t ms,
 			return rc;
 		if (csts & NVQ_CSTS_CFS)
 			return nvq_err(-EIO,
-				       "discovery: the controller reports a "
-				       "fatal status (CSTS %#llx) %s",
+				       "the controller reports a "
+				       "fatal status (CSTS %#llx) waiting for "
+				       "%s",
 				       (unsigned long long)csts, what);
 		if (((uint32_t)csts & mask) == want)
 			return 0;
 		if (now_ms() >= end)
 			return nvq_err(-ETIMEDOUT,
-				       "discovery: the controller is not "
-				       "ready after %llu ms %s (CSTS %#llx)",
-				       (unsigned long long)ms, what,
+				       "no %s within %llu ms "
+				       "(CSTS %#llx)",
+				       what, (unsigned long long)ms,
 				       (unsigned long long)csts);
 		nvq_sleep_us(10000);
 	}
@@ -262,11 +266,11 @@ static int enable(struct disc *d)
 	/* CAP.TO: 500 ms units; 0 from a broken controller: say 500 ms */
 	return wait_csts(d, NVQ_CSTS_RDY, NVQ_CSTS_RDY,
 			 (uint64_t)MAX(NVQ_CAP_TO(d->cap), 1u) * 500,
-			 "after CC.EN");
+			 "CSTS.RDY after CC.EN");
 }
 
-/* Best effort: a controller that does not finish shutting down is no
- * reason to fail a discovery that has its log. */
+/* Best effort: a controller that does not finish shutting down (within
+ * SHUTDOWN_MAX_MS) is no reason to fail a discovery that has its log. */
 static void shutdown_ctrl(struct disc *d)
 {
 	uint32_t cc = NVQ_CC_EN | NVQ_CC_CSS_NVM | NVQ_CC_AMS_RR |
@@ -275,8 +279,9 @@ static void shutdown_ctrl(struct disc *d)
 
 	if (!prop_set(d, NVQ_REG_CC, cc, "CC"))
 		wait_csts(d, NVQ_CSTS_SHST_MASK, NVQ_CSTS_SHST_CMPLT,
-			  (uint64_t)MAX(NVQ_CAP_TO(d->cap), 1u) * 500,
-			  "for shutdown");
+			  MIN((uint64_t)MAX(NVQ_CAP_TO(d->cap), 1u) * 500,
+			      SHUTDOWN_MAX_MS),
+			  "shutdown complete");
 }
 
 /* Get Log Page 70h: @len bytes from offset 0 into @buf. */
@@ -300,9 +305,15 @@ static int get_log(struct disc *d, void *buf, size_t len)
 	if (rc)
 		return rc;
 	st = NVQ_STATUS(cqe.status) & NVQ_STATUS_CODE_MASK;
+	if (st && strcmp(d->o.subnqn, NVQ_DISC_NQN))
+		return nvq_err(-EIO,
+			       "Get Log Page (discovery, %zu "
+			       "bytes) failed: %s (%#x); is %s a discovery "
+			       "subsystem?",
+			       len, nvq_status_str(st), st, d->o.subnqn);
 	if (st)
 		return nvq_err(-EIO,
-			       "discovery: Get Log Page (discovery, %zu "
+			       "Get Log Page (discovery, %zu "
 			       "bytes) failed: %s (%#x)",
 			       len, nvq_status_str(st), st);
 	return 0;
@@ -319,7 +330,7 @@ static int read_log(struct disc *d, void **page, size_t *len)
 	int tries, rc;
 
 	if (!h)
-		return nvq_err(-ENOMEM, "discovery: no memory");
+		return nvq_err(-ENOMEM, "no memory");
 	for (tries = 0; tries < GENCTR_TRIES; tries++) {
 		rc = get_log(d, h, HDR_LEN);
 		if (rc)
@@ -330,10 +341,10 @@ static int read_log(struct disc *d, void **page, size_t *len)
 		gen = le64toh(h->genctr);
 		n = HDR_LEN + (size_t)numrec * REC_LEN;
 		free(buf);
-		buf = malloc(n);
+		buf = calloc(1, n);
 		if (!buf) {
 			rc = nvq_err(-ENOMEM,
-				     "discovery: no memory for %zu "
+				     "no memory for %zu "
 				     "bytes",
 				     n);
 			goto out;
@@ -360,7 +371,7 @@ static int read_log(struct disc *d, void **page, size_t *len)
 	}
 	if (tries == GENCTR_TRIES) {
 		rc = nvq_err(-EPROTO,
-			     "discovery: the log page changed on each of %d "
+			     "the log page changed on each of %d "
 			     "reads (generation counter %llu)",
 			     GENCTR_TRIES, (unsigned long long)gen);
 		goto out;

@@ -140,6 +140,23 @@ assert r[4]["trtype"] == r[4]["adrfam"] == r[4]["eflags"] == "unrecognized"
 assert r[4]["traddr"] == "" and r[4]["subnqn"] == "nqn.x:.odd."
 PY
 
+# A page of Linux's nvmet (4 records, space padded) as nvme-cli 2.3 saved
+# it (nvme discover --raw), and what nvme-cli 2.3 printed for it: the same
+# bytes in normal output, the same document (keys in the same order) in
+# JSON.
+D=$(dirname "$0")
+ok discover --raw-log "$D/discover-nvmet.raw" &&
+	same "$TMP/out" "$D/discover-nvmet.txt" "discover: nvme-cli's output"
+ok discover --raw-log "$D/discover-nvmet.raw" -o json &&
+	python3 - "$TMP/out" "$D/discover-nvmet.json" <<'PY' ||
+import json, sys
+a = json.load(open(sys.argv[1]))
+b = json.load(open(sys.argv[2]))
+assert a == b, (a, b)
+assert [list(r) for r in a["records"]] == [list(r) for r in b["records"]]
+PY
+	fail "discover -o json: not nvme-cli's document"
+
 # An empty log.
 python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<QQ", 5, 0).ljust(1024, b"\0"))' >"$TMP/empty.bin"
 ok discover --raw-log "$TMP/empty.bin" &&
