@@ -84,6 +84,9 @@ tgt_setup() {
 	nvq_load nvme nvmet nvmet-tcp nvme-tcp loop vfat nls_cp437 \
 		nls_iso8859-1 nls_utf8 nls_ascii || return 1
 	modprobe tcp_diag 2>/dev/null # for 'ss -K' (kill-conns)
+	# Header and data digests need a crc32c transform loaded first.
+	modprobe crc32c-intel 2>/dev/null || modprobe crc32c_generic ||
+		echo "guest: no crc32c module: digests will fail"
 	mount -t configfs configfs /sys/kernel/config 2>/dev/null
 	[ -d $NVMET ] || { echo "guest: no $NVMET"; return 1; }
 

@@ -233,8 +233,11 @@ start)
 		fi
 	done
 	progs="$progs ${NVQ_TARGET_PROGRAMS:-}"
+	# crc32c: nvmet-tcp's digests. Without it Debian's 6.1 nvmet-tcp
+	# refuses a digest ICReq and then oopses freeing the queue.
 	mods="nvmet nvmet-tcp nvme-tcp virtio_pci virtio_net loop vfat
-		nls_cp437 nls_iso8859-1 nls_utf8 nls_ascii tcp_diag"
+		nls_cp437 nls_iso8859-1 nls_utf8 nls_ascii tcp_diag
+		crc32c_generic crc32c-intel"
 	initrd=$dir/initramfs.cpio.gz
 	stale=
 	[ -f "$initrd" ] || stale=1
