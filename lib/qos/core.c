@@ -482,6 +482,20 @@ static int start_timer(void)
 	return 0;
 }
 
+int nvq_qos_timer_start(void)
+{
+	int err;
+
+	nvq_qos_lock();
+	if (!nr_ctrls)
+		err = nvq_err(-EINVAL, "QoS: no controller to run a timer for");
+	else if ((err = start_timer()))
+		nvq_err(err, "QoS: cannot start the timer thread: %s",
+			strerror(-err));
+	nvq_qos_unlock();
+	return err;
+}
+
 /* ---- the driver side ---- */
 
 int nvq_qos_ctrl_create(struct nvq_qos_ctrl **out)

@@ -119,6 +119,14 @@ int nvq_qos_queue_create(struct nvq_qos_ctrl *qc, const uint64_t *submitted,
 			 uint8_t *idle, uint8_t *spin,
 			 struct nvq_qos_queue **qq);
 
+/*
+ * Start the timer thread now rather than at the first nvq_qos_activate(),
+ * so that the first activation costs what every later one does (nvq-latd
+ * calls it when it watches a disk). Needs a controller: the thread ends
+ * with the last nvq_qos_ctrl_destroy(). Returns 0 or a negative errno.
+ */
+int nvq_qos_timer_start(void);
+
 /* Release the queue's limit (if held) and free it. NULL is a no-op. */
 void nvq_qos_queue_destroy(struct nvq_qos_queue *qq);
 

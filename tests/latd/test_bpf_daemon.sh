@@ -54,6 +54,26 @@ answers || fail "nvq-latd --activity bpf does not answer"
 grep -q "activity: bpf (block:block_rq_issue)" "$TMP/log" ||
 	fail "the log does not say the bpf source runs: $(cat "$TMP/log")"
 
+# Before any I/O of ours: one queue per (disk, online CPU) exists already,
+# idle and never applied (made when the disk was watched, not at its first
+# event), so the first event costs what every later one does. The fixture
+# says CPUs 0-3 are online; the BPF counters cover this host's possible
+# CPUs: the queues are those of both.
+ncpu=$(getconf _NPROCESSORS_CONF 2>/dev/null || echo 1)
+"$LATD" status --json >"$TMP/before.json" || fail "status --json failed"
+python3 - "$TMP/before.json" "$ncpu" <<'PY' || fail "queues before I/O: $(cat "$TMP/before.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+ncpu = int(sys.argv[2])
+d = s["disks"][0]
+want = list(range(min(4, ncpu)))
+got = sorted(q["cpu"] for q in d["queues"])
+# every CPU of both, once (other I/O on the disk may have activated some)
+assert got == want, (got, want)
+q0 = [q for q in d["queues"] if q["cpu"] == 0][0]
+assert q0["cpus"] == "0-1", q0
+PY
+
 # Read-only reads from CPU 0 until its queue holds the limit.
 reads() {
 	taskset -c 0 dd if="/dev/$disk" of=/dev/null bs=4k count=64 \
@@ -63,7 +83,7 @@ reads() {
 wait_for "the limit on cpu0 and cpu1" reads
 
 "$LATD" status --json >"$TMP/status.json" || fail "status --json failed"
-python3 - "$TMP/status.json" <<'PY' || fail "status: $(cat "$TMP/status.json")"
+python3 - "$TMP/status.json" "$TMP/before.json" <<'PY' || fail "status: $(cat "$TMP/status.json")"
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["bpf"] is True, s
@@ -71,6 +91,9 @@ d = s["disks"][0]
 assert d["activity"] == "bpf", d
 q = [x for x in d["queues"] if x["cpu"] == 0]
 assert len(q) == 1, d["queues"]
+# the first activation used the queue made in advance: no new ones
+before = json.load(open(sys.argv[2]))["disks"][0]["queues"]
+assert len(d["queues"]) == len(before), (d["queues"], before)
 assert q[0]["cpus"] == "0-1" and q[0]["active"] is True, q
 assert q[0]["held_us"] == 0 and q[0]["applies"] >= 1, q
 PY

@@ -139,12 +139,16 @@ static void text_disk(const struct latd *L, const struct ldisk *dk, FILE *f)
 				q->index, a);
 	}
 	fprintf(f, "  queues:     %d%s\n", dk->nr_queues,
-		dk->mode == LATD_ACT_BPF ? " (one per submitting CPU seen)" :
-					   " (one for the disk)");
+		dk->mode == LATD_ACT_BPF ?
+			" (one per submitting CPU; those that saw I/O:)" :
+			" (one for the disk)");
 	for (i = 0; i < dk->nr_queues; i++) {
 		const struct ldisk_queue *q = &dk->queues[i];
 
 		queue_now(q, &qn);
+		/* BPF: every online CPU has one, made in advance */
+		if (q->cpu >= 0 && !qn.st.active && !qn.st.applies)
+			continue;
 		latd_cpulist(&q->cpus, a, sizeof(a));
 		if (q->cpu >= 0)
 			fprintf(f, "    cpu%d -> CPUs %s: ", q->cpu, a);
