@@ -35,6 +35,7 @@ struct nvq_qos_ctrl {
 	char reason[256];
 	enum nvq_qos_method method_req; /* as set */
 	struct nvq_qos_choice ch; /* what eff_us amounts to here */
+	bool hysteresis; /* nvq_qos_set_hysteresis() */
 };
 
 /* One distinct value requested on a CPU and how many queues want it. */
@@ -321,6 +322,8 @@ static void release(struct nvq_qos_queue *qq, uint64_t now)
 	}
 	qq->active = false;
 	qq->applied = false;
+	qq->quiet = 0;
+	qq->released_ns = now;
 	set_spin(qq, 0);
 	for (i = 0; i < NVQ_QOS_CPU_WORDS; i++)
 		__atomic_store_n(&qq->noted[i], 0, __ATOMIC_RELAXED);
@@ -420,9 +423,21 @@ static void check(struct nvq_qos_queue *qq, uint64_t now)
 	n = __atomic_load_n(qq->submitted, __ATOMIC_SEQ_CST);
 	if (n != qq->seen)
 		goto busy;
+	if (qq->quiet < qq->linger) {
+		/*
+		 * Hysteresis: the queue bounced back after its last release;
+		 * keep the limit through more quiet periods. qos_idle stays
+		 * armed: a submission meanwhile only clears it (the queue is
+		 * still active) and the next check sees the counter move.
+		 */
+		qq->quiet++;
+		qq->due_ns = now + period_ns(qq->qc);
+		return;
+	}
 	release(qq, now);
 	return;
 busy:
+	qq->quiet = 0;
 	qq->seen = n;
 	qq->due_ns = now + period_ns(qq->qc);
 }
@@ -643,6 +658,15 @@ void nvq_qos_activate(struct nvq_qos_queue *qq)
 		goto out;
 	}
 	now = nvq_now_ns();
+	/* Hysteresis: back within a timeout of the release is a bounce. */
+	if (qc->hysteresis && qq->releases &&
+	    now - qq->released_ns < period_ns(qc))
+		qq->linger = qq->linger ?
+				     MIN(qq->linger * 2, NVQ_QOS_LINGER_MAX) :
+				     1;
+	else
+		qq->linger = 0;
+	qq->quiet = 0;
 	qq->active = true;
 	qq->seen = __atomic_load_n(qq->submitted, __ATOMIC_RELAXED);
 	qq->due_ns = now + period_ns(qc);
@@ -919,6 +943,21 @@ int nvq_qos_set_timeout(struct nvq_qos_ctrl *qc, unsigned int timeout_ms)
 			qq->due_ns = due;
 	if (timer_running)
 		pthread_cond_broadcast(&timer_cond);
+	nvq_qos_unlock();
+	return 0;
+}
+
+int nvq_qos_set_hysteresis(struct nvq_qos_ctrl *qc, bool on)
+{
+	struct nvq_qos_queue *qq;
+
+	if (!qc)
+		return nvq_err(-EINVAL, "QoS: no controller");
+	nvq_qos_lock();
+	qc->hysteresis = on;
+	if (!on)
+		for (qq = qc->queues; qq; qq = qq->next)
+			qq->linger = 0;
 	nvq_qos_unlock();
 	return 0;
 }

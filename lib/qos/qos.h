@@ -56,6 +56,13 @@ struct nvq_qos_queue {
 	uint64_t due_ns; /* next check */
 	uint64_t since_ns; /* start of the current applied period */
 	uint64_t applies, releases, held_ns;
+	/*
+	 * Hysteresis (nvq_qos_set_hysteresis()): the quiet periods a release
+	 * waits for beyond the first (0, 1, 2 or NVQ_QOS_LINGER_MAX), the
+	 * quiet periods seen so far, and when the last release was.
+	 */
+	unsigned int linger, quiet;
+	uint64_t released_ns;
 
 	/*
 	 * Waiter polling (nvq_qos_poll_stats), bumped by the queue's waiters
@@ -126,6 +133,22 @@ int nvq_qos_queue_create(struct nvq_qos_ctrl *qc, const uint64_t *submitted,
  * with the last nvq_qos_ctrl_destroy(). Returns 0 or a negative errno.
  */
 int nvq_qos_timer_start(void);
+
+/*
+ * Hysteresis for the controller's queues (off by default; nvq-latd turns
+ * it on). Without it a queue releases its limit after one quiet timeout
+ * period. With it, a queue that becomes active again less than one
+ * timeout after a release (a "bounce": at QD1, gaps just over the
+ * timeout) waits for one more quiet period before its next release, then
+ * two, then NVQ_QOS_LINGER_MAX (each further bounce doubles it); while it
+ * waits its limit stays in place, so the files are not written at all. A
+ * queue that comes back later than one timeout after a release starts
+ * over at one period. So a disk whose bursts are further apart than a
+ * timeout keeps the RFC's release (timeout + one period after its last
+ * I/O); at worst a limit stays (2 + NVQ_QOS_LINGER_MAX) timeouts.
+ */
+#define NVQ_QOS_LINGER_MAX 4u
+int nvq_qos_set_hysteresis(struct nvq_qos_ctrl *qc, bool on);
 
 /* Release the queue's limit (if held) and free it. NULL is a no-op. */
 void nvq_qos_queue_destroy(struct nvq_qos_queue *qq);

@@ -13,7 +13,7 @@
 #   WATCH     latd-watch, WAKE latd-wake (scripts/latd-*.c)
 #   WORK      a scratch directory
 # and calls latd_platform once, then latd_round R MODE per round (MODE:
-# off, latd or spin). Everything is printed as lines for
+# off, latd, latd-nohyst - the daemon with --hysteresis off - or spin). Everything is printed as lines for
 # scripts/qemu/latd-table.py:
 #   LATD-PLATFORM key=value ...
 #   LATD-EXPECT mode=bpf|poll cpus=LIST why=...
@@ -223,13 +223,16 @@ latd_round() {
 	dpid=
 	spid=
 	drc=
-	if [ "$mode" = latd ]; then
+	hyst=on
+	[ "$mode" != latd-nohyst ] || hyst=off
+	if [ "$mode" = latd ] || [ "$mode" = latd-nohyst ]; then
 		if [ -z "$LATD" ]; then
 			echo "LATD-ROUND $tag error=no-daemon"
 			return 1
 		fi
 		"$LATD" --cpu-lat-limit-us "$LIMIT" --cpu-lat-timeout-ms "$TMO" \
-			--activity "$ACT" "$DISK" >"$WORK/latd-$r.log" 2>&1 &
+			--activity "$ACT" --hysteresis $hyst "$DISK" \
+			>"$WORK/latd-$r.log" 2>&1 &
 		dpid=$!
 		if ! latd_ready "$dpid"; then
 			echo "LATD-ROUND $tag error=daemon-not-ready"

@@ -702,10 +702,11 @@ static void say_disk(const struct ldisk *dk, const char *what)
 	latd_cpulist(&dk->d.irq_cpus, irq, sizeof(irq));
 	latd_cpulist(&dk->d.submit_cpus, sub, sizeof(sub));
 	logm("%s %s (%u:%u, %s; from %s): limit %s, timeout %u ms, "
-	     "activity %s (%s)",
+	     "activity %s (%s); hysteresis %s",
 	     what, dk->d.name, dk->d.major, dk->d.minor,
 	     dk->d.driver[0] ? dk->d.driver : "unknown driver", dk->from, lim,
-	     dk->s.timeout_ms, latd_activity_name(dk->mode), dk->mode_why);
+	     dk->s.timeout_ms, latd_activity_name(dk->mode), dk->mode_why,
+	     dk->s.hysteresis ? "on" : "off");
 	if (dk->mode == LATD_ACT_POLL) {
 		latd_cpulist(&dk->queues[0].cpus, qc, sizeof(qc));
 		logm("%s: %d hardware queues; interrupt CPUs %s; submitting "
@@ -732,6 +733,7 @@ static void say_disk(const struct ldisk *dk, const char *what)
 static void apply_settings(struct ldisk *dk)
 {
 	nvq_qos_set_timeout(dk->qc, dk->s.timeout_ms);
+	nvq_qos_set_hysteresis(dk->qc, dk->s.hysteresis);
 	nvq_qos_set_limit(dk->qc, dk->s.limit_us);
 }
 
@@ -820,6 +822,7 @@ static void disk_update(struct latd *L, struct ldisk *dk, const struct want *w,
 	dk->mark = true;
 	changed = old.limit_us != dk->s.limit_us ||
 		  old.timeout_ms != dk->s.timeout_ms ||
+		  old.hysteresis != dk->s.hysteresis ||
 		  old.activity != dk->s.activity;
 	if (changed)
 		apply_settings(dk);
