@@ -1072,20 +1072,35 @@ int nvq_qos_restore_dead(struct nvq_qos_holder *holders, unsigned int max,
 
 /* ---- which CPUs ---- */
 
-int nvq_qos_parse_cpulist(const char *s, cpu_set_t *set)
+static bool blank(char c)
 {
-	unsigned long a, b;
+	return c == ' ' || c == '\t';
+}
+
+static bool space(char c)
+{
+	return blank(c) || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+int nvq_qos_parse_cpulist_cut(const char *s, cpu_set_t *set, bool *cut)
+{
+	unsigned long a, b, hi;
+	const char *at = s;
 	char *end;
 
 	CPU_ZERO(set);
-	while (*s == ' ')
+	while (space(*s))
 		s++;
-	if (!*s || *s == '\n')
+	if (!*s)
 		return 0;
 	for (;;) {
+		at = s;
 		if (*s < '0' || *s > '9')
 			goto bad;
+		errno = 0;
 		a = strtoul(s, &end, 10);
+		if (errno)
+			goto bad;
 		b = a;
 		s = end;
 		if (*s == '-') {
@@ -1093,23 +1108,39 @@ int nvq_qos_parse_cpulist(const char *s, cpu_set_t *set)
 			if (*s < '0' || *s > '9')
 				goto bad;
 			b = strtoul(s, &end, 10);
+			if (errno)
+				goto bad;
 			s = end;
 		}
-		if (b < a || b >= NVQ_QOS_MAX_CPUS)
+		if (b < a || (b >= NVQ_QOS_MAX_CPUS && !cut))
 			goto bad;
-		for (; a <= b; a++)
+		if (b >= NVQ_QOS_MAX_CPUS)
+			*cut = true;
+		hi = MIN(b, (unsigned long)NVQ_QOS_MAX_CPUS - 1);
+		for (; a <= hi; a++)
 			CPU_SET(a, set);
+		/* blk-mq's cpu_list: "0, 1, 2" */
+		while (blank(*s))
+			s++;
 		if (*s == ',') {
 			s++;
+			while (blank(*s))
+				s++;
 			continue;
 		}
-		if (*s == '\n')
+		while (space(*s))
 			s++;
 		if (!*s)
 			return 0;
+		at = s;
 		goto bad;
 	}
 bad:
 	CPU_ZERO(set);
-	return nvq_err(-EINVAL, "bad CPU list near \"%.16s\"", s);
+	return nvq_err(-EINVAL, "bad CPU list near \"%.16s\"", at);
+}
+
+int nvq_qos_parse_cpulist(const char *s, cpu_set_t *set)
+{
+	return nvq_qos_parse_cpulist_cut(s, set, NULL);
 }

@@ -185,8 +185,15 @@ static inline void nvq_qos_note_cpu(struct nvq_qos_queue *qq, int cpu)
 	nvq_qos_queue_add_cpu(qq, cpu);
 }
 
-/* Parse a kernel CPU list ("0-3,8,10-11\n") into @set; -EINVAL if bad. */
+/*
+ * Parse a kernel CPU list into @set: "0-3,8,10-11\n", or "0, 1, 2" as
+ * blk-mq prints mq/N/cpu_list (blanks around commas, white space before
+ * and after the list); "" is the empty set. -EINVAL if bad, the set then
+ * empty. CPUs >= NVQ_QOS_MAX_CPUS make the list bad; with the _cut
+ * variant they are dropped and set *@cut instead.
+ */
 int nvq_qos_parse_cpulist(const char *s, cpu_set_t *set);
+int nvq_qos_parse_cpulist_cut(const char *s, cpu_set_t *set, bool *cut);
 
 /*
  * Point the PM QoS and cpuidle files at @root instead of "/sys" (NULL: back
