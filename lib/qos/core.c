@@ -658,14 +658,19 @@ void nvq_qos_activate(struct nvq_qos_queue *qq)
 		goto out;
 	}
 	now = nvq_now_ns();
-	/* Hysteresis: back within a timeout of the release is a bounce. */
-	if (qc->hysteresis && qq->releases &&
-	    now - qq->released_ns < period_ns(qc))
+	/*
+	 * Hysteresis: back less than 1 + linger periods after the release
+	 * (a gap the lingering nearly covered) is a bounce, which doubles
+	 * the linger; back later halves it.
+	 */
+	if (!qc->hysteresis || !qq->releases)
+		qq->linger = 0;
+	else if (now - qq->released_ns < (1 + qq->linger) * period_ns(qc))
 		qq->linger = qq->linger ?
 				     MIN(qq->linger * 2, NVQ_QOS_LINGER_MAX) :
 				     1;
 	else
-		qq->linger = 0;
+		qq->linger /= 2;
 	qq->quiet = 0;
 	qq->active = true;
 	qq->seen = __atomic_load_n(qq->submitted, __ATOMIC_RELAXED);

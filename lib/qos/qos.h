@@ -137,15 +137,15 @@ int nvq_qos_timer_start(void);
 /*
  * Hysteresis for the controller's queues (off by default; nvq-latd turns
  * it on). Without it a queue releases its limit after one quiet timeout
- * period. With it, a queue that becomes active again less than one
- * timeout after a release (a "bounce": at QD1, gaps just over the
- * timeout) waits for one more quiet period before its next release, then
- * two, then NVQ_QOS_LINGER_MAX (each further bounce doubles it); while it
- * waits its limit stays in place, so the files are not written at all. A
- * queue that comes back later than one timeout after a release starts
- * over at one period. So a disk whose bursts are further apart than a
- * timeout keeps the RFC's release (timeout + one period after its last
- * I/O); at worst a limit stays (2 + NVQ_QOS_LINGER_MAX) timeouts.
+ * period. With it, each queue has a linger L (0 at first): its release
+ * waits for 1 + L quiet periods, and while it waits its limit stays in
+ * place, so nothing is written. A queue that becomes active again less
+ * than 1 + L timeouts after its release (a "bounce": at QD1, gaps just
+ * over what it waited) doubles L (0 -> 1 -> 2 -> NVQ_QOS_LINGER_MAX); one
+ * that comes back later halves it. So a disk whose bursts are further
+ * apart keeps (or returns to) the RFC's release, timeout + one period
+ * after its last I/O; at worst a limit stays (2 + NVQ_QOS_LINGER_MAX)
+ * timeouts after the last I/O.
  */
 #define NVQ_QOS_LINGER_MAX 4u
 int nvq_qos_set_hysteresis(struct nvq_qos_ctrl *qc, bool on);

@@ -262,11 +262,15 @@ def main():
                 cpu += f", idle {idle:.0f}/s"
         said_s = "-"
         if m in ("latd", "latd-nohyst"):
-            mid = jsons.get(f"status-mid-{r.get('r')}")
+            # (named per round and mode; logs before latd-nohyst: per
+            # round)
+            mid = jsons.get(f"status-mid-{r.get('r')}-{m}",
+                            jsons.get(f"status-mid-{r.get('r')}"))
             _, said_s = status_mid(mid, disk)
             said_s = "mid-run: " + said_s
-            cpus, end = status_end(jsons.get(f"status-end-{r.get('r')}"),
-                                   disk)
+            cpus, end = status_end(
+                jsons.get(f"status-end-{r.get('r')}-{m}",
+                          jsons.get(f"status-end-{r.get('r')}")), disk)
             if end:
                 said_s += "; end: " + end
             if cpus is not None and cpus != r.get("expect"):

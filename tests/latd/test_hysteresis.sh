@@ -8,7 +8,8 @@
 # With hysteresis on, a disk that comes back within a timeout of a
 # release (a bounce, forced here first) keeps its next limit one more
 # quiet period, so gaps under two timeouts release nothing: the files are
-# written only for the first apply/release pair and the final one. With
+# written only for the first apply/release pair and the final one; back
+# later than two timeouts after that release, it starts over. With
 # it off, each gap may release and re-apply (how many depends on where
 # the daemon's checks fall: printed, not asserted). Either way every
 # write is one of the daemon's applies or releases, one per CPU.
@@ -118,13 +119,14 @@ run() {
 	read -r a r LINGER act <<<"$(queue_state)"
 
 	if [ "$mode" = on ]; then
-		# Back more than a timeout after the release: starts over.
-		sleep $((TMO * 3 / 2000)).5
+		# Back later than 1 + linger (1) timeouts after the release:
+		# the linger halves, to 0.
+		sleep 2.5
 		bump nvme0n1
 		wait_for "on: the limit after a pause" limited
 		read -r _ _ l act <<<"$(queue_state)"
 		[ "$l" = 0 ] ||
-			fail "on: linger $l after a return later than the timeout, expected 0"
+			fail "on: linger $l after a return 2.5 timeouts after the release, expected 0"
 	fi
 	stop
 	[ "$RC" = 0 ] || fail "$mode: exit status $RC"

@@ -130,8 +130,8 @@ static unsigned int linger_of(struct nvq_qos_queue *qq)
 /*
  * Hysteresis (nvq_qos_set_hysteresis()): a queue back right after its
  * release waits 1, 2, then 4 (never more) extra quiet periods before its
- * next release, with no file write meanwhile; back after a pause longer
- * than the timeout it starts over; off, it never waits. Only lower bounds
+ * next release, with no file write meanwhile; back after a longer pause
+ * than it waited, half as many; off, it never waits. Only lower bounds
  * on time are checked (a release can only come later on a loaded box).
  */
 static void test_hysteresis(void)
@@ -175,11 +175,16 @@ static void test_hysteresis(void)
 	CHECK_EQ(count_cpu(0, 0), 5);
 	CHECK_EQ(count_cpu(0, NVQ_QOS_NONE), 5);
 
-	/* Back after more than a timeout: one period again. */
-	usleep((tmo + 100) * 1000);
-	fq_submit(&q);
-	CHECK_EQ(linger_of(q.qos), 0);
-	CHECK(WAIT_FOR(nvq_qos_record_current(0) == NVQ_QOS_NONE, 10));
+	/*
+	 * Back later than 1 + linger timeouts after the release: the linger
+	 * halves each time, 4 -> 2 -> 1 -> 0 (sleeps are lower bounds).
+	 */
+	for (i = 4; i; i /= 2) {
+		usleep((1 + i) * tmo * 1000 + 100000);
+		fq_submit(&q);
+		CHECK_EQ(linger_of(q.qos), i / 2);
+		CHECK(WAIT_FOR(nvq_qos_record_current(0) == NVQ_QOS_NONE, 10));
+	}
 
 	/* Off: a bounce changes nothing. */
 	CHECK_EQ(nvq_qos_set_hysteresis(qc, false), 0);
