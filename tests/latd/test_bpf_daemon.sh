@@ -3,7 +3,7 @@
 # nvq-latd --activity bpf on this host's kernel: a fixture tree that
 # describes the real root disk (its real device number, so the BPF program
 # sees its requests) with fake PM QoS files; read-only O_DIRECT reads from
-# CPU 0 must put the limit on CPU 0 and on the interrupt CPU of the
+# CPU 0 (of a file on it, or the disk itself) must put the limit on CPU 0 and on the interrupt CPU of the
 # hardware queue CPU 0 submits through (the fixture says: cpu1), and
 # SIGTERM must put the files back. Skips where BPF cannot be used.
 . "$(dirname "$0")/daemon_lib.sh"
@@ -17,20 +17,7 @@ if ! command -v taskset >/dev/null || ! command -v dd >/dev/null; then
 	echo "SKIP: taskset or dd not found" >&2
 	exit 77
 fi
-# A real disk we may read: the root file system's, else the first one.
-disk=$(lsblk -no PKNAME "$(findmnt -no SOURCE / 2>/dev/null)" 2>/dev/null | head -1)
-if [ -z "$disk" ]; then
-	for d in /sys/block/*; do
-		case ${d##*/} in loop* | ram* | zram* | dm-* | md* | sr*) continue ;; esac
-		disk=${d##*/}
-		break
-	done
-fi
-if [ -z "$disk" ] || [ ! -r "/dev/$disk" ] || [ ! -r "/sys/block/$disk/dev" ]; then
-	echo "SKIP: no readable disk found" >&2
-	exit 77
-fi
-devno=$(cat "/sys/block/$disk/dev")
+bpf_real_disk
 
 build_tree
 # the fake twin: nvme0n1's layout, the real device number
@@ -76,7 +63,7 @@ PY
 
 # Read-only reads from CPU 0 until its queue holds the limit.
 reads() {
-	taskset -c 0 dd if="/dev/$disk" of=/dev/null bs=4k count=64 \
+	taskset -c 0 dd if="$rfile" of=/dev/null bs=4k count=64 \
 		iflag=direct 2>/dev/null
 	is 0 n/a && is 1 n/a
 }
