@@ -5,18 +5,20 @@
 # QD1-like pattern: single I/Os with gaps longer than the timeout but
 # shorter than two timeouts.
 #
-# With hysteresis on, a disk that comes back within a timeout of a
-# release (a bounce, forced here first) keeps its next limit one more
-# quiet period, so gaps under two timeouts release nothing: the files are
-# written only for the first apply/release pair and the final one; back
-# later than two timeouts after that release, it starts over. With
-# it off, each gap may release and re-apply (how many depends on where
-# the daemon's checks fall: printed, not asserted). Either way every
-# write is one of the daemon's applies or releases, one per CPU.
+# With hysteresis on, a disk that comes back soon after a release (a
+# bounce, forced here twice first) keeps its next limit through more quiet
+# periods (1, then 2 more), so gaps under three timeouts release nothing:
+# the files are written only for the two bounces' pairs and the final
+# one; back later than three timeouts after that release, the linger
+# halves. With it off, each gap may release and re-apply (how many
+# depends on where the daemon's checks fall: printed, not asserted).
+# Either way every write is one of the daemon's applies or releases, one
+# per CPU.
 #
-# The timeout is 1 s and the gaps 1.2 s: only a stall of this script of
-# 0.8 s would make a gap look like two timeouts (a generous bound, as the
-# other daemon tests use, not a measurement).
+# The timeout is 1 s and the gaps 1.2 s: only a stall of 1.8 s (of this
+# script or of the daemon's polling) would make a gap look like three
+# timeouts (a generous bound, as the other daemon tests use, not a
+# measurement).
 . "$(dirname "$0")/daemon_lib.sh"
 
 need_python
@@ -82,6 +84,12 @@ limited() {
 	is 1 n/a && is 3 n/a
 }
 
+bump_limited() {
+	bump nvme0n1
+	sleep 0.05
+	limited
+}
+
 released() {
 	is 1 0 && is 3 0
 }
@@ -97,12 +105,17 @@ run() {
 		fail "$mode: the log does not give the hysteresis: $(cat "$TMP/log")"
 	count_writes
 
-	# One I/O, its release, and at once the next: a bounce.
-	bump nvme0n1
-	wait_for "$mode: the first limit" limited
+	# One I/O, its release, and at once the next: a bounce; twice. (The
+	# first I/O is repeated until seen: one that came before the
+	# daemon's first look at the stat file is its baseline, not
+	# activity.)
+	wait_for "$mode: the first limit" bump_limited
 	wait_for "$mode: the first release" released
 	bump nvme0n1
-	wait_for "$mode: the limit after the bounce" limited
+	wait_for "$mode: the limit after the first bounce" limited
+	wait_for "$mode: the second release" released
+	bump nvme0n1
+	wait_for "$mode: the limit after the second bounce" limited
 
 	# QD1-like: one I/O per gap of 1.2 timeouts.
 	for i in $(seq 1 $GAPS); do
@@ -115,18 +128,18 @@ run() {
 	wait_for "$mode: applies = releases" sh -c \
 		"'$LATD' status --json | python3 -c 'import json, sys; q = json.load(sys.stdin)[\"disks\"][0][\"queues\"][0]; sys.exit(q[\"applies\"] != q[\"releases\"])'"
 	# (a queue's linger changes only when it is activated: this is still
-	# what the bounce gave, unless the gaps released it again)
+	# what the second bounce gave, unless the gaps released it again)
 	read -r a r LINGER act <<<"$(queue_state)"
 
 	if [ "$mode" = on ]; then
-		# Back later than 1 + linger (1) timeouts after the release:
-		# the linger halves, to 0.
-		sleep 2.5
+		# Back later than 1 + linger (2) timeouts after the release:
+		# the linger halves, to 1.
+		sleep 3.5
 		bump nvme0n1
 		wait_for "on: the limit after a pause" limited
 		read -r _ _ l act <<<"$(queue_state)"
-		[ "$l" = 0 ] ||
-			fail "on: linger $l after a return 2.5 timeouts after the release, expected 0"
+		[ "$l" = 1 ] ||
+			fail "on: linger $l after a return 3.5 timeouts after the release, expected 1"
 	fi
 	stop
 	[ "$RC" = 0 ] || fail "$mode: exit status $RC"
@@ -139,11 +152,11 @@ run() {
 run on
 read -r won aon ron <<<"$RESULT"
 echo "hysteresis on: $won writes, $aon applies, $ron releases, linger $LINGER"
-[ "$LINGER" = 1 ] ||
-	fail "on: linger $LINGER after a bounce, expected 1"
-# the bounce's pair and the final one; the gaps wrote nothing
-[ "$aon" = 2 ] && [ "$ron" = 2 ] ||
-	fail "on: $aon applies and $ron releases over $GAPS gaps, expected 2 and 2"
+[ "$LINGER" = 2 ] ||
+	fail "on: linger $LINGER after two bounces, expected 2"
+# the bounces' pairs and the final one; the gaps wrote nothing
+[ "$aon" = 3 ] && [ "$ron" = 3 ] ||
+	fail "on: $aon applies and $ron releases over $GAPS gaps, expected 3 and 3"
 # + one apply after the pause and its release at SIGTERM, 2 CPUs each
 [ "$won" = $(((aon + ron + 2) * 2)) ] ||
 	fail "on: $won writes to the PM QoS files for $aon applies and $ron releases (+1 each) on 2 CPUs"
@@ -152,7 +165,7 @@ run off
 read -r woff aoff roff <<<"$RESULT"
 echo "hysteresis off: $woff writes, $aoff applies, $roff releases, linger $LINGER"
 [ "$LINGER" = 0 ] || fail "off: linger $LINGER, expected 0"
-[ "$aoff" -ge 2 ] && [ "$aoff" = "$roff" ] ||
+[ "$aoff" -ge 3 ] && [ "$aoff" = "$roff" ] ||
 	fail "off: $aoff applies and $roff releases"
 [ "$woff" = $(((aoff + roff) * 2)) ] ||
 	fail "off: $woff writes to the PM QoS files for $aoff applies and $roff releases on 2 CPUs"
