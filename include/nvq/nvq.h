@@ -1372,9 +1372,8 @@ struct nvq_disc_log {
  * the same before and after, shuts the controller down and disconnects.
  * Each step waits at most connect_timeout= (default 5000 ms).
  *
- * Return: 0; -EINVAL for a bad URI or argument; -ENOTSUP where the
- * library was built without NVMe/TCP; the connection's errno (name
- * resolution, -ECONNREFUSED, -ETIMEDOUT, ...); -EIO when the controller
+ * Return: 0; -EINVAL for a bad URI or argument; the connection's errno
+ * (name resolution, -ECONNREFUSED, -ETIMEDOUT, ...); -EIO when the controller
  * refused a command (the message has its status); -EPROTO for a
  * malformed log page or a counter that never settles; -ENOMEM.
  */

@@ -159,19 +159,6 @@ void nvq_disc_log_free(struct nvq_disc_log *log)
 
 /* ---- the discovery controller ------------------------------------- */
 
-/*
- * TEMPORARY until conn.c and fabrics.c land (branch proto): their
- * functions may be missing from this build; nvq_discover() then says so.
- */
-#pragma weak nvq_tcp_conn_open
-#pragma weak nvq_tcp_conn_close
-#pragma weak nvq_tcp_conn_error
-#pragma weak nvq_tcp_conn_set_ioccsz
-#pragma weak nvq_tcp_conn_sync
-#pragma weak nvq_tcp_connect
-#pragma weak nvq_tcp_prop_get
-#pragma weak nvq_tcp_prop_set
-
 struct disc {
 	struct nvq_tcp_opts o;
 	struct nvq_tcp_conn *c;
@@ -413,10 +400,6 @@ int nvq_discover_size(const char *uri, struct nvq_disc_log **logp,
 	rc = nvq_tcp_opts_parse(uri + 4, true, &d.o);
 	if (rc)
 		return rc;
-	/* TEMPORARY until conn.c and fabrics.c land */
-	if (!nvq_tcp_conn_open || !nvq_tcp_connect || !nvq_tcp_conn_sync)
-		return nvq_err(-ENOTSUP, "discover: this build has no NVMe/TCP "
-					 "connections");
 	d.tmo_ms = d.o.connect_timeout_ms;
 	rc = nvq_tcp_conn_open(&d.o, 0, DISC_AQ_DEPTH, ignore_done, NULL, &d.c);
 	if (rc)

@@ -196,7 +196,8 @@ expect 1 "unknown option 'bogus'" discover tcp:127.0.0.1,bogus=1
 expect 1 "bad port '4420/1'" discover tcp:127.0.0.1:4420/1
 expect 1 "is not an NQN" discover tcp:127.0.0.1,nqn=discovery
 expect 1 "no host" discover tcp:
-# Port 1 of this host: nothing listens there (or no TCP in this build).
-expect 1 "." discover tcp:127.0.0.1:1,connect_timeout=2000
+# Port 1 of this host: nothing listens there.
+expect 1 "cannot connect to 127.0.0.1:1" discover \
+	tcp:127.0.0.1:1,connect_timeout=2000
 
 finish
