@@ -4,7 +4,9 @@
 # rounds alternating
 #   off   no daemon
 #   latd  nvq-latd --cpu-lat-limit-us LIMIT --cpu-lat-timeout-ms
-#         TIMEOUT_MS --activity ACTIVITY DISK
+#         TIMEOUT_MS --activity ACTIVITY DISK (hysteresis on, the default)
+#   latd-nohyst  the same with --hysteresis off (NOHYST=0 leaves these
+#         rounds out)
 #   spin  no daemon, a SCHED_IDLE busy loop on the completion CPU
 #         (latd-wake --spin; SPIN=0 leaves these rounds out)
 # and prints fio's clat p50/p99/max per mode; for each daemon round the
@@ -22,7 +24,7 @@
 #               tools/latd/nvq-latd (built here if it is not)
 # environment (defaults):
 #   ROUNDS=3 TIME=5 (s per fio run) LIMIT=10 TIMEOUT_MS=3 ACTIVITY=bpf
-#   DISK=vda FIO_CPU=0 SPIN=1 WAKE_BENCH=1 (the wake-up bench)
+#   DISK=vda FIO_CPU=0 SPIN=1 NOHYST=1 WAKE_BENCH=1 (the wake-up bench)
 #   TARGET      what fio reads: /dev/DISK where it can be opened, else
 #               the largest file over 256 MiB on a filesystem of DISK
 #   NVQ_LATD    the daemon binary (default BUILD_ROOT/tools/latd/nvq-latd)
@@ -146,6 +148,8 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 		latd_round "$r" off
 		if [ -n "$LATD" ]; then
 			latd_round "$r" latd || true
+			[ "${NOHYST:-1}" = 0 ] ||
+				latd_round "$r" latd-nohyst || true
 		fi
 		[ "${SPIN:-1}" = 0 ] || latd_round "$r" spin
 		r=$((r + 1))

@@ -1291,6 +1291,151 @@ int nvq_dma_register(struct nvq_ctrl *ctrl, void *buf, size_t len);
  */
 int nvq_dma_unregister(struct nvq_ctrl *ctrl, void *buf);
 
+/* ------------------------------------------------------------------ */
+/* NVMe over Fabrics discovery                                         */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct nvq_disc_entry - One record of a discovery log page (NVMe-oF
+ *	1.1, 5.3), decoded. The numbers are the page's (NVQ_TRTYPE_*,
+ *	NVQ_ADRFAM_*, NVQ_SUBTYPE_* in nvq/spec.h); the strings are its
+ *	fixed fields cut at the first NUL, trailing spaces removed, always
+ *	NUL-terminated, bytes otherwise as the controller sent them.
+ * @trtype: transport type (3: TCP).
+ * @adrfam: address family (1: IPv4, 2: IPv6).
+ * @subtype: 1 a referral to another discovery controller, 2 an NVM
+ *	subsystem, 3 this discovery controller.
+ * @treq: transport requirements (bits 1:0 secure channel, bit 2 SQ flow
+ *	control disable supported).
+ * @portid: the NVM subsystem port.
+ * @cntlid: the controller (FFFFh: dynamic, FFFEh: static, any).
+ * @asqsz: the admin queue's maximum size.
+ * @eflags: entry flags (bit 0 DUPRETINFO, bit 1 EPCSD, bit 2 NCC).
+ * @trsvcid: the transport service: the TCP port.
+ * @traddr: the transport address: the IP address.
+ * @subnqn: the subsystem's NQN (the nqn= of a tcp: URI).
+ * @tsas: the transport specific address subtype, as on the page (TCP:
+ *	byte 0 SECTYPE).
+ */
+struct nvq_disc_entry {
+	uint8_t trtype;
+	uint8_t adrfam;
+	uint8_t subtype;
+	uint8_t treq;
+	uint16_t portid;
+	uint16_t cntlid;
+	uint16_t asqsz;
+	uint16_t eflags;
+	char trsvcid[33];
+	char traddr[257];
+	char subnqn[257];
+	uint8_t tsas[256];
+};
+
+/**
+ * struct nvq_disc_log - A discovery log page, decoded (nvq_discover(),
+ *	nvq_disc_log_decode()); freed with nvq_disc_log_free().
+ * @entry_size: the stride of @entries: sizeof(struct nvq_disc_entry) as
+ *	the caller was built, so that @entries[i] indexes right; entries
+ *	grow at their end.
+ * @nr_entries: the records (the page's NUMREC).
+ * @genctr: the page's generation counter.
+ * @recfmt: the record format (0).
+ * @entries: @nr_entries records (NULL when there are none).
+ */
+struct nvq_disc_log {
+	uint32_t entry_size;
+	uint32_t nr_entries;
+	uint64_t genctr;
+	uint16_t recfmt;
+	struct nvq_disc_entry *entries;
+};
+
+/* The most records a log page may hold for nvq_discover() and
+ * nvq_disc_log_decode(): a larger NUMREC is taken for a broken page. */
+#define NVQ_DISC_MAX_RECORDS 1024
+
+/**
+ * nvq_discover_size() - Read the discovery log of an NVMe/TCP discovery
+ *	controller.
+ * @uri: "tcp:HOST[:PORT][,key=val...]" (docs/tcp.md): the port defaults
+ *	to 8009 and nqn= to the well-known discovery NQN
+ *	(NVQ_DISC_NQN); hostnqn=, hostid=, connect_timeout= apply as for
+ *	nvq_open(). No "/NSID".
+ * @log: set to the log (free it with nvq_disc_log_free()); NULL on
+ *	failure.
+ * @entry_size: sizeof(struct nvq_disc_entry) as the caller was built;
+ *	use nvq_discover().
+ *
+ * Connects to the controller (Fabrics Connect, no keep-alive), enables
+ * it, reads the Discovery log page (70h) until its generation counter is
+ * the same before and after, shuts the controller down and disconnects.
+ * Each step waits at most connect_timeout= (default 5000 ms).
+ *
+ * Return: 0; -EINVAL for a bad URI or argument; -ENOTSUP where the
+ * library was built without NVMe/TCP; the connection's errno (name
+ * resolution, -ECONNREFUSED, -ETIMEDOUT, ...); -EIO when the controller
+ * refused a command (the message has its status); -EPROTO for a
+ * malformed log page or a counter that never settles; -ENOMEM.
+ */
+int nvq_discover_size(const char *uri, struct nvq_disc_log **log,
+		      uint32_t entry_size);
+
+/**
+ * nvq_discover() - Read the discovery log of an NVMe/TCP discovery
+ *	controller.
+ * @uri: "tcp:HOST[:PORT][,key=val...]", as nvq_discover_size().
+ * @log: set to the log (free it with nvq_disc_log_free()).
+ *
+ * Return: as nvq_discover_size().
+ */
+static inline int nvq_discover(const char *uri, struct nvq_disc_log **log)
+{
+	return nvq_discover_size(uri, log,
+				 (uint32_t)sizeof(struct nvq_disc_entry));
+}
+
+/**
+ * nvq_disc_log_decode_size() - Decode a discovery log page read by other
+ *	means (a file saved by `nvme discover --raw`, a Get Log Page).
+ * @page: the page: its 1024-byte header, then NUMREC records of 1024
+ *	bytes; bytes beyond them are ignored.
+ * @len: bytes at @page.
+ * @log: set to the log (free it with nvq_disc_log_free()); NULL on
+ *	failure.
+ * @entry_size: sizeof(struct nvq_disc_entry) as the caller was built;
+ *	use nvq_disc_log_decode().
+ *
+ * Return: 0; -EINVAL for a NULL argument or an @entry_size smaller than
+ * the first release's; -EPROTO with a message for a page that is too
+ * short for its NUMREC, has more than NVQ_DISC_MAX_RECORDS records or a
+ * record format other than 0; -ENOMEM.
+ */
+int nvq_disc_log_decode_size(const void *page, size_t len,
+			     struct nvq_disc_log **log, uint32_t entry_size);
+
+/**
+ * nvq_disc_log_decode() - Decode a discovery log page read by other means.
+ * @page: the page.
+ * @len: bytes at @page.
+ * @log: set to the log (free it with nvq_disc_log_free()).
+ *
+ * Return: as nvq_disc_log_decode_size().
+ */
+static inline int nvq_disc_log_decode(const void *page, size_t len,
+				      struct nvq_disc_log **log)
+{
+	return nvq_disc_log_decode_size(
+		page, len, log, (uint32_t)sizeof(struct nvq_disc_entry));
+}
+
+/**
+ * nvq_disc_log_free() - Free a log from nvq_discover() or
+ *	nvq_disc_log_decode().
+ * @log: the log; NULL does nothing.
+ */
+void nvq_disc_log_free(struct nvq_disc_log *log);
+
 #ifdef __cplusplus
 }
 #endif

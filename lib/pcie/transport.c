@@ -8,7 +8,9 @@
 #include "internal.h"
 #include "transport.h"
 
-#define ACCEPTED "emu:[key=val,...] or vfio:DDDD:BB:DD.F"
+#define ACCEPTED                                   \
+	"emu:[key=val,...], vfio:DDDD:BB:DD.F or " \
+	"tcp:HOST[:PORT],nqn=NQN[,key=val...]"
 
 /* The "test:" scheme's constructor, set by a test (never by libnvq.so). */
 static nvq_transport_open_fn test_open;
@@ -83,6 +85,37 @@ static const char *emu_suffix(const char *body)
 	return !slash[1] || all_digits(slash + 1) ? slash : NULL;
 }
 
+/*
+ * Where the "/NSID" of a tcp: URI's @body starts (NULL: none) and *@end
+ * where it ends: right after HOST[:PORT] (before the first ','), or a
+ * trailing "/DIGITS" (or a trailing '/') at the very end. A '/' with other
+ * text after it in the last option is the value's own (the NQN's).
+ */
+static const char *tcp_suffix(const char *body, const char **end)
+{
+	const char *addr_end, *p = body, *slash, *last;
+
+	if (*p == '[') {
+		p = strchr(p, ']');
+		if (!p)
+			p = body;
+	}
+	addr_end = p + strcspn(p, ",");
+	slash = memchr(p, '/', (size_t)(addr_end - p));
+	if (slash) {
+		*end = addr_end;
+		return slash;
+	}
+	if (!*addr_end)
+		return NULL;
+	last = strrchr(addr_end, ',') + 1;
+	slash = strrchr(last, '/');
+	if (!slash || (slash[1] && !all_digits(slash + 1)))
+		return NULL;
+	*end = slash + strlen(slash);
+	return slash;
+}
+
 int nvq_uri_split_nsid(const char *uri, char *dev, size_t len, uint32_t *nsid)
 {
 	const char *cut = NULL, *end = NULL;
@@ -99,6 +132,8 @@ int nvq_uri_split_nsid(const char *uri, char *dev, size_t len, uint32_t *nsid)
 	} else if (!strncmp(uri, "vfio:", 5)) {
 		end = uri + 5 + strcspn(uri + 5, ",");
 		cut = memchr(uri + 5, '/', (size_t)(end - uri - 5));
+	} else if (!strncmp(uri, "tcp:", 4)) {
+		cut = tcp_suffix(uri + 4, &end);
 	}
 	if (cut) {
 		rc = parse_nsid(cut + 1, (size_t)(end - cut - 1), nsid);
@@ -126,6 +161,8 @@ int nvq_transport_open(const char *uri, struct nvq_transport **t)
 		return nvq_emu_transport_open(uri + 4, t);
 	if (!strncmp(uri, "vfio:", 5))
 		return nvq_vfio_transport_open(uri + 5, t);
+	if (!strncmp(uri, "tcp:", 4))
+		return nvq_tcp_transport_open(uri + 4, t);
 	if (test_open && !strncmp(uri, "test:", 5))
 		return test_open(uri + 5, t);
 	return nvq_err(-EINVAL, "unknown device URI '%s' (use " ACCEPTED ")",

@@ -137,8 +137,8 @@ static inline void nvq_transport_idle(struct nvq_transport *t)
 }
 
 /*
- * Open the transport for @uri ("emu:...", "vfio:..."). On failure returns a
- * negative errno and leaves a message (nvq_errmsg()).
+ * Open the transport for @uri ("emu:...", "vfio:...", "tcp:..."). On
+ * failure returns a negative errno and leaves a message (nvq_errmsg()).
  */
 int nvq_transport_open(const char *uri, struct nvq_transport **t);
 
@@ -149,7 +149,11 @@ int nvq_transport_open(const char *uri, struct nvq_transport **t);
  * The namespace a device URI names with its "/NSID" suffix, the one
  * grammar of nvq_open(), nvq-perf's -d and the fio engine's file names:
  *   vfio:DDDD:BB:DD.F[/NSID][,opts]  right after the PCI address;
- *   emu:[key=val,...][/NSID]        at the very end.
+ *   emu:[key=val,...][/NSID]        at the very end;
+ *   tcp:HOST[:PORT][/NSID][,opts]   right after the address, or
+ *   tcp:HOST[:PORT],opts[/NSID]     at the very end (a trailing
+ *                                   "/DIGITS": an NQN's own '/' followed
+ *                                   by other text stays the NQN's).
  * An emu: parameter's value may hold a '/' (lat=80us/20us): a trailing
  * "/DIGITS" is the namespace all the same, other text after the last '/'
  * of a value is the value's; a last part without '=' before its first '/'

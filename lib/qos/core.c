@@ -35,6 +35,7 @@ struct nvq_qos_ctrl {
 	char reason[256];
 	enum nvq_qos_method method_req; /* as set */
 	struct nvq_qos_choice ch; /* what eff_us amounts to here */
+	bool hysteresis; /* nvq_qos_set_hysteresis() */
 };
 
 /* One distinct value requested on a CPU and how many queues want it. */
@@ -321,6 +322,8 @@ static void release(struct nvq_qos_queue *qq, uint64_t now)
 	}
 	qq->active = false;
 	qq->applied = false;
+	qq->quiet = 0;
+	qq->released_ns = now;
 	set_spin(qq, 0);
 	for (i = 0; i < NVQ_QOS_CPU_WORDS; i++)
 		__atomic_store_n(&qq->noted[i], 0, __ATOMIC_RELAXED);
@@ -420,9 +423,21 @@ static void check(struct nvq_qos_queue *qq, uint64_t now)
 	n = __atomic_load_n(qq->submitted, __ATOMIC_SEQ_CST);
 	if (n != qq->seen)
 		goto busy;
+	if (qq->quiet < qq->linger) {
+		/*
+		 * Hysteresis: the queue bounced back after its last release;
+		 * keep the limit through more quiet periods. qos_idle stays
+		 * armed: a submission meanwhile only clears it (the queue is
+		 * still active) and the next check sees the counter move.
+		 */
+		qq->quiet++;
+		qq->due_ns = now + period_ns(qq->qc);
+		return;
+	}
 	release(qq, now);
 	return;
 busy:
+	qq->quiet = 0;
 	qq->seen = n;
 	qq->due_ns = now + period_ns(qq->qc);
 }
@@ -480,6 +495,20 @@ static int start_timer(void)
 	pthread_setname_np(timer_thread, "nvq-qos");
 	timer_running = true;
 	return 0;
+}
+
+int nvq_qos_timer_start(void)
+{
+	int err;
+
+	nvq_qos_lock();
+	if (!nr_ctrls)
+		err = nvq_err(-EINVAL, "QoS: no controller to run a timer for");
+	else if ((err = start_timer()))
+		nvq_err(err, "QoS: cannot start the timer thread: %s",
+			strerror(-err));
+	nvq_qos_unlock();
+	return err;
 }
 
 /* ---- the driver side ---- */
@@ -629,6 +658,20 @@ void nvq_qos_activate(struct nvq_qos_queue *qq)
 		goto out;
 	}
 	now = nvq_now_ns();
+	/*
+	 * Hysteresis: back less than 1 + linger periods after the release
+	 * (a gap the lingering nearly covered) is a bounce, which doubles
+	 * the linger; back later halves it.
+	 */
+	if (!qc->hysteresis || !qq->releases)
+		qq->linger = 0;
+	else if (now - qq->released_ns < (1 + qq->linger) * period_ns(qc))
+		qq->linger = qq->linger ?
+				     MIN(qq->linger * 2, NVQ_QOS_LINGER_MAX) :
+				     1;
+	else
+		qq->linger /= 2;
+	qq->quiet = 0;
 	qq->active = true;
 	qq->seen = __atomic_load_n(qq->submitted, __ATOMIC_RELAXED);
 	qq->due_ns = now + period_ns(qc);
@@ -909,6 +952,21 @@ int nvq_qos_set_timeout(struct nvq_qos_ctrl *qc, unsigned int timeout_ms)
 	return 0;
 }
 
+int nvq_qos_set_hysteresis(struct nvq_qos_ctrl *qc, bool on)
+{
+	struct nvq_qos_queue *qq;
+
+	if (!qc)
+		return nvq_err(-EINVAL, "QoS: no controller");
+	nvq_qos_lock();
+	qc->hysteresis = on;
+	if (!on)
+		for (qq = qc->queues; qq; qq = qq->next)
+			qq->linger = 0;
+	nvq_qos_unlock();
+	return 0;
+}
+
 static int config(int (*fn)(const void *), const void *arg)
 {
 	int err;
@@ -1019,20 +1077,35 @@ int nvq_qos_restore_dead(struct nvq_qos_holder *holders, unsigned int max,
 
 /* ---- which CPUs ---- */
 
-int nvq_qos_parse_cpulist(const char *s, cpu_set_t *set)
+static bool blank(char c)
 {
-	unsigned long a, b;
+	return c == ' ' || c == '\t';
+}
+
+static bool space(char c)
+{
+	return blank(c) || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+int nvq_qos_parse_cpulist_cut(const char *s, cpu_set_t *set, bool *cut)
+{
+	unsigned long a, b, hi;
+	const char *at = s;
 	char *end;
 
 	CPU_ZERO(set);
-	while (*s == ' ')
+	while (space(*s))
 		s++;
-	if (!*s || *s == '\n')
+	if (!*s)
 		return 0;
 	for (;;) {
+		at = s;
 		if (*s < '0' || *s > '9')
 			goto bad;
+		errno = 0;
 		a = strtoul(s, &end, 10);
+		if (errno)
+			goto bad;
 		b = a;
 		s = end;
 		if (*s == '-') {
@@ -1040,23 +1113,39 @@ int nvq_qos_parse_cpulist(const char *s, cpu_set_t *set)
 			if (*s < '0' || *s > '9')
 				goto bad;
 			b = strtoul(s, &end, 10);
+			if (errno)
+				goto bad;
 			s = end;
 		}
-		if (b < a || b >= NVQ_QOS_MAX_CPUS)
+		if (b < a || (b >= NVQ_QOS_MAX_CPUS && !cut))
 			goto bad;
-		for (; a <= b; a++)
+		if (b >= NVQ_QOS_MAX_CPUS)
+			*cut = true;
+		hi = MIN(b, (unsigned long)NVQ_QOS_MAX_CPUS - 1);
+		for (; a <= hi; a++)
 			CPU_SET(a, set);
+		/* blk-mq's cpu_list: "0, 1, 2" */
+		while (blank(*s))
+			s++;
 		if (*s == ',') {
 			s++;
+			while (blank(*s))
+				s++;
 			continue;
 		}
-		if (*s == '\n')
+		while (space(*s))
 			s++;
 		if (!*s)
 			return 0;
+		at = s;
 		goto bad;
 	}
 bad:
 	CPU_ZERO(set);
-	return nvq_err(-EINVAL, "bad CPU list near \"%.16s\"", s);
+	return nvq_err(-EINVAL, "bad CPU list near \"%.16s\"", at);
+}
+
+int nvq_qos_parse_cpulist(const char *s, cpu_set_t *set)
+{
+	return nvq_qos_parse_cpulist_cut(s, set, NULL);
 }

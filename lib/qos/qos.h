@@ -56,6 +56,13 @@ struct nvq_qos_queue {
 	uint64_t due_ns; /* next check */
 	uint64_t since_ns; /* start of the current applied period */
 	uint64_t applies, releases, held_ns;
+	/*
+	 * Hysteresis (nvq_qos_set_hysteresis()): the quiet periods a release
+	 * waits for beyond the first (0, 1, 2 or NVQ_QOS_LINGER_MAX), the
+	 * quiet periods seen so far, and when the last release was.
+	 */
+	unsigned int linger, quiet;
+	uint64_t released_ns;
 
 	/*
 	 * Waiter polling (nvq_qos_poll_stats), bumped by the queue's waiters
@@ -119,6 +126,30 @@ int nvq_qos_queue_create(struct nvq_qos_ctrl *qc, const uint64_t *submitted,
 			 uint8_t *idle, uint8_t *spin,
 			 struct nvq_qos_queue **qq);
 
+/*
+ * Start the timer thread now rather than at the first nvq_qos_activate(),
+ * so that the first activation costs what every later one does (nvq-latd
+ * calls it when it watches a disk). Needs a controller: the thread ends
+ * with the last nvq_qos_ctrl_destroy(). Returns 0 or a negative errno.
+ */
+int nvq_qos_timer_start(void);
+
+/*
+ * Hysteresis for the controller's queues (off by default; nvq-latd turns
+ * it on). Without it a queue releases its limit after one quiet timeout
+ * period. With it, each queue has a linger L (0 at first): its release
+ * waits for 1 + L quiet periods, and while it waits its limit stays in
+ * place, so nothing is written. A queue that becomes active again less
+ * than 1 + L timeouts after its release (a "bounce": at QD1, gaps just
+ * over what it waited) doubles L (0 -> 1 -> 2 -> NVQ_QOS_LINGER_MAX); one
+ * that comes back later halves it. So a disk whose bursts are further
+ * apart keeps (or returns to) the RFC's release, timeout + one period
+ * after its last I/O; at worst a limit stays (2 + NVQ_QOS_LINGER_MAX)
+ * timeouts after the last I/O.
+ */
+#define NVQ_QOS_LINGER_MAX 4u
+int nvq_qos_set_hysteresis(struct nvq_qos_ctrl *qc, bool on);
+
 /* Release the queue's limit (if held) and free it. NULL is a no-op. */
 void nvq_qos_queue_destroy(struct nvq_qos_queue *qq);
 
@@ -154,8 +185,15 @@ static inline void nvq_qos_note_cpu(struct nvq_qos_queue *qq, int cpu)
 	nvq_qos_queue_add_cpu(qq, cpu);
 }
 
-/* Parse a kernel CPU list ("0-3,8,10-11\n") into @set; -EINVAL if bad. */
+/*
+ * Parse a kernel CPU list into @set: "0-3,8,10-11\n", or "0, 1, 2" as
+ * blk-mq prints mq/N/cpu_list (blanks around commas, white space before
+ * and after the list); "" is the empty set. -EINVAL if bad, the set then
+ * empty. CPUs >= NVQ_QOS_MAX_CPUS make the list bad; with the _cut
+ * variant they are dropped and set *@cut instead.
+ */
 int nvq_qos_parse_cpulist(const char *s, cpu_set_t *set);
+int nvq_qos_parse_cpulist_cut(const char *s, cpu_set_t *set, bool *cut);
 
 /*
  * Point the PM QoS and cpuidle files at @root instead of "/sys" (NULL: back

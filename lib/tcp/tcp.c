@@ -1410,7 +1410,7 @@ int nvq_tcp_transport_open(const char *params, struct nvq_transport **out)
 	if (tc->nr_cpus < 1)
 		tc->nr_cpus = 1;
 	tc->prop_tmo_ms = MAX(tc->o.connect_timeout_ms, 1000u);
-	snprintf(tc->t.name, sizeof(tc->t.name), "tcp:%s:%s,nqn=%.60s",
+	snprintf(tc->t.name, sizeof(tc->t.name), "tcp:%.36s:%.8s,nqn=%.36s",
 		 tc->o.host, tc->o.port, tc->o.subnqn);
 	nvec = (tc->o.nr_io_queues ? tc->o.nr_io_queues :
 				     (unsigned int)tc->nr_cpus) +

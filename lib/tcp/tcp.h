@@ -61,6 +61,23 @@ struct nvq_tcp_opts {
 int nvq_tcp_opts_parse(const char *params, bool discovery,
 		       struct nvq_tcp_opts *o);
 
+/*
+ * Where the host identity defaults come from: hostnqn and hostid files
+ * in this directory instead of /etc/nvme (and machine-id in it instead of
+ * /etc/machine-id), for tests. docs/tcp.md.
+ */
+#define NVQ_TCP_ETC_ENV "NVQ_TCP_ETC"
+
+/* ---- discover.c --------------------------------------------------- */
+
+/*
+ * The discovery controller is public API (nvq.h): nvq_discover_size()
+ * and the page decoder nvq_disc_log_decode_size(), which the nvq tool's
+ * --raw-log, the unit test and the fuzz target feed raw pages; both
+ * strict about the page (NUMREC at most NVQ_DISC_MAX_RECORDS, RECFMT 0,
+ * the fixed string fields never read past).
+ */
+
 /* ---- pdu.c -------------------------------------------------------- */
 
 /*
@@ -113,6 +130,17 @@ int nvq_tcp_conn_open(const struct nvq_tcp_opts *o, uint16_t qid,
 		      uint32_t depth, nvq_tcp_done_fn done, void *arg,
 		      struct nvq_tcp_conn **cp);
 
+/*
+ * The same over @fd, a connected stream socket (TCP, or a socketpair in
+ * tests), which the connection owns from then on: closed on failure too.
+ */
+int nvq_tcp_conn_open_fd(int fd, const struct nvq_tcp_opts *o, uint16_t qid,
+			 uint32_t depth, nvq_tcp_done_fn done, void *arg,
+			 struct nvq_tcp_conn **cp);
+
+/* Buffers one command's data may have (struct nvq_tcp_data.iovcnt). */
+#define NVQ_TCP_MAX_IOV 256
+
 /* Shut the socket down, close it and free. Outstanding commands are
  * dropped without a callback (nvq_tcp_conn_drain() first to see them). */
 void nvq_tcp_conn_close(struct nvq_tcp_conn *c);
@@ -141,7 +169,11 @@ void nvq_tcp_conn_set_ioccsz(struct nvq_tcp_conn *c, uint32_t bytes);
  * for data the transport cannot carry, or the connection's error once it
  * is broken (-ECONNRESET, -EPIPE, -ETIMEDOUT, -EPROTO): then every later
  * call fails the same. Any thread; while the socket cannot take the
- * bytes it also receives, so that neither side waits on the other.
+ * bytes it also receives, so that neither side waits on the other: the
+ * done callbacks of what it received run inside this call (after it let
+ * its own locks go; the callback of this very command may run before
+ * it returns). A command it failed to send is not outstanding: no
+ * callback and no drain for it.
  */
 int nvq_tcp_conn_submit(struct nvq_tcp_conn *c, const struct nvq_sqe *sqe,
 			const struct nvq_tcp_data *data, void *ctx);
@@ -160,7 +192,8 @@ int nvq_tcp_conn_submit(struct nvq_tcp_conn *c, const struct nvq_sqe *sqe,
  */
 int nvq_tcp_conn_recv(struct nvq_tcp_conn *c, int timeout_ms);
 
-/* 0 while the connection works, else the errno that broke it. */
+/* 0 while the connection works, else the negative errno that broke
+ * it (what every later call returns). */
 int nvq_tcp_conn_error(const struct nvq_tcp_conn *c);
 
 /* Mark the connection broken with @err (keep-alive timeout, the caller's

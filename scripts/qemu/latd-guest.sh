@@ -5,7 +5,8 @@
 # FIO_CPU), ROUNDS rounds alternating
 #   off   no daemon
 #   latd  nvq-latd --cpu-lat-limit-us LIMIT --cpu-lat-timeout-ms
-#         TIMEOUT_MS --activity ACTIVITY nvme0n1
+#         TIMEOUT_MS --activity ACTIVITY nvme0n1 (hysteresis on)
+#   latd-nohyst  the same with --hysteresis off (NOHYST=0: left out)
 #   spin  no daemon, a SCHED_IDLE busy loop on the completion CPU
 #         (latd-wake --spin; SPIN=0 leaves these rounds out)
 # then the eventfd wake-up bench (scripts/latd-wake.c) in the guest.
@@ -24,7 +25,7 @@
 #               are built without sanitizers in BUILD_ROOT/vfio-guest
 # environment (defaults):
 #   ROUNDS=3 TIME=5 (s per fio run) LIMIT=10 TIMEOUT_MS=3 ACTIVITY=bpf
-#   FIO_CPU=1 CPUS=2 (guest vCPUs) SPIN=1 WAKE_BENCH=1
+#   FIO_CPU=1 CPUS=2 (guest vCPUs) SPIN=1 NOHYST=1 WAKE_BENCH=1
 #   NVQ_LATD    a daemon binary to use instead of building
 #               tools/latd/nvq-latd in BUILD_ROOT/vfio-guest
 # Guests run under TCG: slow, and one at a time. Exits 77 (skip) when
@@ -115,6 +116,7 @@ TMO=$tmo
 ACT=$act
 FIO_CPU=$fio_cpu
 SPIN=${SPIN:-1}
+NOHYST=${NOHYST:-1}
 WAKE_BENCH=${WAKE_BENCH:-1}
 LATD=${latd:+/nvq/bin/nvq-latd}
 EOF
@@ -139,6 +141,8 @@ r=1
 while [ $r -le $ROUNDS ]; do
 	nvq_run "off-$r" latd_round $r off
 	[ -n "$LATD" ] && nvq_run "latd-$r" latd_round $r latd
+	[ -n "$LATD" ] && [ "$NOHYST" != 0 ] &&
+		nvq_run "latd-nohyst-$r" latd_round $r latd-nohyst
 	[ "$SPIN" = 0 ] || nvq_run "spin-$r" latd_round $r spin
 	r=$((r + 1))
 done

@@ -13,7 +13,7 @@
 #   WATCH     latd-watch, WAKE latd-wake (scripts/latd-*.c)
 #   WORK      a scratch directory
 # and calls latd_platform once, then latd_round R MODE per round (MODE:
-# off, latd or spin). Everything is printed as lines for
+# off, latd, latd-nohyst - the daemon with --hysteresis off - or spin). Everything is printed as lines for
 # scripts/qemu/latd-table.py:
 #   LATD-PLATFORM key=value ...
 #   LATD-EXPECT mode=bpf|poll cpus=LIST why=...
@@ -223,17 +223,20 @@ latd_round() {
 	dpid=
 	spid=
 	drc=
-	if [ "$mode" = latd ]; then
+	hyst=on
+	[ "$mode" != latd-nohyst ] || hyst=off
+	if [ "$mode" = latd ] || [ "$mode" = latd-nohyst ]; then
 		if [ -z "$LATD" ]; then
 			echo "LATD-ROUND $tag error=no-daemon"
 			return 1
 		fi
 		"$LATD" --cpu-lat-limit-us "$LIMIT" --cpu-lat-timeout-ms "$TMO" \
-			--activity "$ACT" "$DISK" >"$WORK/latd-$r.log" 2>&1 &
+			--activity "$ACT" --hysteresis $hyst "$DISK" \
+			>"$WORK/latd-$r-$mode.log" 2>&1 &
 		dpid=$!
 		if ! latd_ready "$dpid"; then
 			echo "LATD-ROUND $tag error=daemon-not-ready"
-			sed 's/^/  latd: /' "$WORK/latd-$r.log"
+			sed 's/^/  latd: /' "$WORK/latd-$r-$mode.log"
 			kill "$dpid" 2>/dev/null || true
 			wait "$dpid" 2>/dev/null || true
 			return 1
@@ -268,10 +271,10 @@ latd_round() {
 				i=$((i + 1))
 			done
 			sleep $((SECS / 2))
-			echo "NVQ-JSON status-mid-$r"
+			echo "NVQ-JSON status-mid-$r-$mode"
 			"$LATD" status --json 2>&1
 			echo "NVQ-JSON-END"
-		) >"$WORK/status-mid-$r.txt" &
+		) >"$WORK/status-mid-$r-$mode.txt" &
 		mpid=$!
 	fi
 	latd_fio "fio-$r-$mode" "$WORK/watch-$r-$mode.txt" "$q0"
@@ -280,8 +283,8 @@ latd_round() {
 	ticks=
 	if [ -n "$dpid" ]; then
 		wait "$mpid" || true # the mid-run status
-		cat "$WORK/status-mid-$r.txt"
-		echo "NVQ-JSON status-end-$r"
+		cat "$WORK/status-mid-$r-$mode.txt"
+		echo "NVQ-JSON status-end-$r-$mode"
 		"$LATD" status --json 2>&1
 		echo "NVQ-JSON-END"
 		t1=$(latd_ticks "$dpid")
@@ -290,7 +293,7 @@ latd_round() {
 		drc=0
 		wait "$dpid" || drc=$?
 		# What the daemon said: the mode it ran, what it found, exit.
-		sed 's/^/  latd: /' "$WORK/latd-$r.log"
+		sed 's/^/  latd: /' "$WORK/latd-$r-$mode.log"
 	fi
 	if [ -n "$spid" ]; then
 		kill "$spid"

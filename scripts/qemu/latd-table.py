@@ -219,10 +219,14 @@ def main():
         # own longest gap.
         dbound = tmo + gap
         rbound = 2 * tmo + gap
+        if m == "latd":
+            # Hysteresis on (docs/nvq-latd.md): a queue that bounced
+            # waits up to NVQ_QOS_LINGER_MAX (4) more quiet periods.
+            rbound = (2 + 4) * tmo + gap
         verdict = []
         if "error" in r:
             verdict.append(r["error"])
-        elif m == "latd":
+        elif m in ("latd", "latd-nohyst"):
             if seen != r.get("expect"):
                 verdict.append(f"CPUs {seen} != {r.get('expect')}")
             if changed != seen:
@@ -257,12 +261,16 @@ def main():
                     r.get("clk_tck", 100))
                 cpu += f", idle {idle:.0f}/s"
         said_s = "-"
-        if m == "latd":
-            mid = jsons.get(f"status-mid-{r.get('r')}")
+        if m in ("latd", "latd-nohyst"):
+            # (named per round and mode; logs before latd-nohyst: per
+            # round)
+            mid = jsons.get(f"status-mid-{r.get('r')}-{m}",
+                            jsons.get(f"status-mid-{r.get('r')}"))
             _, said_s = status_mid(mid, disk)
             said_s = "mid-run: " + said_s
-            cpus, end = status_end(jsons.get(f"status-end-{r.get('r')}"),
-                                   disk)
+            cpus, end = status_end(
+                jsons.get(f"status-end-{r.get('r')}-{m}",
+                          jsons.get(f"status-end-{r.get('r')}")), disk)
             if end:
                 said_s += "; end: " + end
             if cpus is not None and cpus != r.get("expect"):

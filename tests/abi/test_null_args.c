@@ -28,6 +28,7 @@ static void null_objects(void)
 	struct nvq_qos_stats qs;
 	struct nvq_qos_info qi;
 	enum nvq_qos_method m;
+	struct nvq_disc_log *dlog;
 	struct nvq_ns_info ni;
 	struct nvq_sqe sqe;
 	uint32_t ids[4], r = 7;
@@ -114,6 +115,17 @@ static void null_objects(void)
 	CHECK(nvq_qos_wake_cost(NULL) <= 0);
 	CHECK(nvq_status_str(0) != NULL);
 	CHECK(nvq_version() != NULL);
+	dlog = (struct nvq_disc_log *)buf;
+	CHECK_EQ(nvq_discover(NULL, &dlog), -EINVAL);
+	CHECK(dlog == NULL);
+	CHECK_EQ(nvq_discover("tcp:127.0.0.1", NULL), -EINVAL);
+	CHECK_EQ(nvq_discover_size(NULL, NULL, 0), -EINVAL);
+	dlog = (struct nvq_disc_log *)buf;
+	CHECK_EQ(nvq_disc_log_decode(NULL, 1024, &dlog), -EINVAL);
+	CHECK(dlog == NULL);
+	CHECK_EQ(nvq_disc_log_decode(buf, sizeof(buf), NULL), -EINVAL);
+	CHECK_EQ(nvq_disc_log_decode_size(NULL, 0, NULL, 0), -EINVAL);
+	nvq_disc_log_free(NULL);
 }
 
 static void null_outputs(void)

@@ -122,6 +122,8 @@ def main():
     ran = skipped = 0
     with tempfile.TemporaryDirectory() as scratch:
         os.symlink(os.path.join(src, 'build'), os.path.join(scratch, 'build'))
+        os.symlink(os.path.join(src, 'scripts'),
+                   os.path.join(scratch, 'scripts'))
         # The release tree first: every later block uses it.
         subprocess.run(['make', '-C', src, 'build'], check=True,
                        stdout=subprocess.DEVNULL)

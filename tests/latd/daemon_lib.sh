@@ -158,6 +158,48 @@ stop() {
 	RC=$?
 }
 
+# bpf_real_disk: for the BPF tests, a real disk whose requests the program
+# will see: $disk (the root file system's, else the first one), $devno its
+# "MAJ:MIN", and $rfile, what to read from it with O_DIRECT: a file on
+# its file system (nvq-latd itself; /dev/DISK cannot be opened where a
+# device cgroup says no), else /dev/DISK. Never writes. Skips (77) where
+# there is none.
+bpf_real_disk() {
+	local d f dev p
+	disk=$(lsblk -no PKNAME "$(findmnt -no SOURCE / 2>/dev/null)" 2>/dev/null | head -1)
+	if [ -z "$disk" ]; then
+		dev=$(findmnt -no SOURCE / 2>/dev/null)
+		case $dev in /dev/*) [ -d "/sys/block/${dev#/dev/}" ] && disk=${dev#/dev/} ;; esac
+	fi
+	if [ -z "$disk" ]; then
+		for d in /sys/block/*; do
+			case ${d##*/} in loop* | ram* | zram* | dm-* | md* | sr*) continue ;; esac
+			disk=${d##*/}
+			break
+		done
+	fi
+	if [ -z "$disk" ] || [ ! -r "/sys/block/$disk/dev" ]; then
+		echo "SKIP: no disk found" >&2
+		exit 77
+	fi
+	devno=$(cat "/sys/block/$disk/dev")
+	rfile=
+	for f in "$LATD" "$(command -v bash)"; do
+		dev=$(stat -L -c '%Hd:%Ld' "$f" 2>/dev/null) || continue
+		p=$(readlink -f "/sys/dev/block/$dev" 2>/dev/null) || continue
+		[ -e "$p/partition" ] && p=$(dirname "$p")
+		if [ "${p##*/}" = "$disk" ]; then
+			rfile=$f
+			break
+		fi
+	done
+	[ -n "$rfile" ] || rfile=/dev/$disk
+	if ! dd if="$rfile" of=/dev/null bs=4k count=1 iflag=direct 2>/dev/null; then
+		echo "SKIP: cannot read $rfile (on $disk) with O_DIRECT" >&2
+		exit 77
+	fi
+}
+
 need_python() {
 	if ! command -v python3 >/dev/null 2>&1; then
 		echo "SKIP: python3 not found" >&2

@@ -45,6 +45,22 @@ grep -q "limits are written but nothing here honours them" "$TMP/log" ||
 grep -q "nvme0n1: 2 hardware queues; interrupt CPUs 1,3" "$TMP/log" ||
 	fail "the log does not list nvme0n1's CPUs"
 
+# Before any I/O: the QoS timer thread runs already (started when the
+# disks were watched, not at the first activation), and each disk's queue
+# exists, idle.
+grep -qx nvq-qos /proc/"$LPID"/task/*/comm ||
+	fail "no nvq-qos timer thread before any I/O: $(cat /proc/"$LPID"/task/*/comm)"
+if status_json; then
+	python3 - "$TMP/status.json" <<'PY' || fail "status before I/O: $(cat "$TMP/status.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+for d in s["disks"]:
+    assert len(d["queues"]) == 1, d
+    q = d["queues"][0]
+    assert q["active"] is False and q["applies"] == 0, q
+PY
+fi
+
 # Nothing changed before any I/O.
 for c in 0 1 3; do
 	is $c 0 || fail "cpu$c holds '$(cat "$(qos_file $c)")' before any I/O"

@@ -61,7 +61,8 @@ static void test_good(void)
 	       "cpu_lat_limit_us = n/a\n"
 	       "[sd*]\n"
 	       "cpu_lat_limit_us = off\n"
-	       "activity = bpf\n",
+	       "activity = bpf\n"
+	       "hysteresis = off\n",
 	       &c);
 	CHECK_EQ(c.defaults.set, LATD_SET_LIMIT | LATD_SET_TIMEOUT);
 	CHECK_EQ(c.defaults.limit_us, NVQ_QOS_AUTO);
@@ -78,17 +79,24 @@ static void test_good(void)
 	CHECK_EQ(c.sections[2].s.limit_us, 0);
 	CHECK_EQ(c.sections[3].s.limit_us, NVQ_QOS_OFF);
 	CHECK_EQ(c.sections[3].s.activity, LATD_ACT_BPF);
+	CHECK_EQ(c.sections[3].s.set,
+		 LATD_SET_LIMIT | LATD_SET_ACTIVITY | LATD_SET_HYSTERESIS);
+	CHECK(!c.sections[3].s.hysteresis);
 
 	/* built-in <- [defaults] <- a section, key by key */
 	latd_settings_init(&s);
 	CHECK_EQ(s.limit_us, NVQ_QOS_OFF);
 	CHECK_EQ(s.timeout_ms, 3u);
 	CHECK_EQ(s.activity, LATD_ACT_AUTO);
+	CHECK(s.hysteresis);
 	latd_settings_merge(&s, &c.defaults);
 	latd_settings_merge(&s, &c.sections[0].s);
 	CHECK_EQ(s.limit_us, 0);
 	CHECK_EQ(s.timeout_ms, 5u);
 	CHECK_EQ(s.activity, LATD_ACT_AUTO);
+	CHECK(s.hysteresis);
+	latd_settings_merge(&s, &c.sections[3].s);
+	CHECK(!s.hysteresis);
 	latd_config_free(&c);
 
 	/* empty file, numbers */
@@ -121,6 +129,10 @@ static void test_errors(void)
 	fails("[x]\nactivity = ebpf\n",
 	      "t.conf:2: bad activity \"ebpf\": use bpf, poll or auto");
 	fails("[x]\nactivity =\n", "t.conf:2: activity without a value");
+	fails("[x]\nhysteresis = maybe\n",
+	      "t.conf:2: bad hysteresis \"maybe\": use on or off");
+	fails("[x]\nhysteresis = on\nhysteresis = 0\n",
+	      "t.conf:3: hysteresis set twice in [x] (first at line 2)");
 	fails("[x]\nactivity poll\n", "t.conf:2: expected \"key = value\"");
 	fails("[x\n", "t.conf:1: section header without a closing ']'");
 	fails("[]\n", "t.conf:1: empty section name");

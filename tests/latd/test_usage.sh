@@ -35,7 +35,7 @@ for h in --help -h; do
 		head -1 "$TMP/o" | grep -q "^usage: nvq-latd \[--config FILE\]" ||
 			fail "nvq-latd $h: no usage line: $(head -1 "$TMP/o")"
 		for word in --cpu-lat-limit-us --cpu-lat-timeout-ms --activity \
-			--sysfs-root --procfs-root --dev-root --socket status; do
+			--hysteresis --sysfs-root --procfs-root --dev-root --socket status; do
 			grep -q -- "$word" "$TMP/o" || fail "nvq-latd $h lacks $word"
 		done
 	fi
@@ -49,6 +49,8 @@ usage "bad cpu_lat_limit_us \"5x\"" --cpu-lat-limit-us 5x nvme0n1
 usage "bad cpu_lat_limit_us" --cpu-lat-limit-us 1000001 nvme0n1
 usage "bad cpu_lat_timeout_ms \"0\"" --cpu-lat-timeout-ms 0 nvme0n1
 usage "bad activity \"ebpf\"" --activity ebpf nvme0n1
+usage "bad hysteresis \"maybe\": use on or off" --hysteresis maybe nvme0n1
+usage "option '--hysteresis' needs a value" nvme0n1 --hysteresis
 usage "unknown option '--frobnicate'" --frobnicate nvme0n1
 usage "option '--config' needs a value" nvme0n1 --config
 usage "bad --rescan-ms" --rescan-ms 1 nvme0n1

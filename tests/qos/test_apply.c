@@ -387,6 +387,7 @@ static void test_dma_latency(void)
 static void test_parsers(void)
 {
 	cpu_set_t set;
+	bool cut;
 	int v;
 
 	CHECK_EQ(nvq_qos_parse_limit("off", &v), 0);
@@ -417,6 +418,36 @@ static void test_parsers(void)
 	CHECK_EQ(nvq_qos_parse_cpulist("1,", &set), -EINVAL);
 	CHECK_EQ(nvq_qos_parse_cpulist("x", &set), -EINVAL);
 	CHECK_EQ(nvq_qos_parse_cpulist("5000", &set), -EINVAL);
+
+	/* blk-mq's mq/N/cpu_list: blanks after (and before) the commas */
+	CHECK_EQ(nvq_qos_parse_cpulist("0, 1, 2\n", &set), 0);
+	CHECK_EQ(CPU_COUNT(&set), 3);
+	CHECK(CPU_ISSET(0, &set) && CPU_ISSET(1, &set) && CPU_ISSET(2, &set));
+	CHECK_EQ(nvq_qos_parse_cpulist(" 4 ,\t6-7 \n", &set), 0);
+	CHECK_EQ(CPU_COUNT(&set), 3);
+	CHECK(CPU_ISSET(4, &set) && CPU_ISSET(6, &set) && CPU_ISSET(7, &set));
+	CHECK_EQ(nvq_qos_parse_cpulist("0, ", &set), -EINVAL);
+	CHECK_EQ(CPU_COUNT(&set), 0);
+	CHECK_EQ(nvq_qos_parse_cpulist("0, , 1", &set), -EINVAL);
+	CHECK_EQ(nvq_qos_parse_cpulist("0 1", &set), -EINVAL);
+	CHECK_EQ(nvq_qos_parse_cpulist("0- 1", &set), -EINVAL);
+	CHECK_EQ(nvq_qos_parse_cpulist("99999999999999999999999", &set),
+		 -EINVAL);
+	CHECK_EQ(nvq_qos_parse_cpulist("", &set), 0);
+	CHECK_EQ(CPU_COUNT(&set), 0);
+
+	/* the _cut variant drops CPUs a cpu_set_t cannot hold */
+	cut = false;
+	CHECK_EQ(nvq_qos_parse_cpulist_cut("0, 5000, 1020-1030\n", &set, &cut),
+		 0);
+	CHECK(cut);
+	CHECK_EQ(CPU_COUNT(&set), 1 + CPU_SETSIZE - 1020);
+	CHECK(CPU_ISSET(0, &set) && CPU_ISSET(CPU_SETSIZE - 1, &set));
+	cut = false;
+	CHECK_EQ(nvq_qos_parse_cpulist_cut("0-3,8", &set, &cut), 0);
+	CHECK(!cut);
+	CHECK_EQ(CPU_COUNT(&set), 5);
+	CHECK_EQ(nvq_qos_parse_cpulist_cut("3-1", &set, &cut), -EINVAL);
 }
 
 static void test_bad_args(void)

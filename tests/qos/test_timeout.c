@@ -3,8 +3,9 @@
  * Release after inactivity: a queue that keeps submitting keeps its limit;
  * one that stops loses it within timeout + one period (polled with a
  * bound of seconds, never timed exactly) and gets it back on the next
- * batch. Then submitters, the timer and knob changes race each other and
- * the books must still balance.
+ * batch; with hysteresis, a queue that bounces back waits longer. Then
+ * submitters, the timer and knob changes race each other and the books
+ * must still balance.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -110,6 +111,89 @@ static void test_busy_stays_idle_goes(void)
 	CHECK_EQ(st.applies, 3);
 	CHECK_EQ(st.releases, 3);
 	CHECK_EQ(count_cpu(0, 0), 3);
+	CHECK_STREQ(fake_cpu_value(root, 0), "0");
+
+	fq_destroy(&q);
+	nvq_qos_ctrl_destroy(qc);
+}
+
+static unsigned int linger_of(struct nvq_qos_queue *qq)
+{
+	unsigned int v;
+
+	nvq_qos_lock();
+	v = qq->linger;
+	nvq_qos_unlock();
+	return v;
+}
+
+/*
+ * Hysteresis (nvq_qos_set_hysteresis()): a queue back right after its
+ * release waits 1, 2, then 4 (never more) extra quiet periods before its
+ * next release, with no file write meanwhile; back after a longer pause
+ * than it waited, half as many; off, it never waits. Only lower bounds
+ * on time are checked (a release can only come later on a loaded box).
+ */
+static void test_hysteresis(void)
+{
+	static const unsigned int lingers[] = { 1, 2, 4, 4 };
+	const unsigned int tmo = 200;
+	struct nvq_qos_stats st;
+	struct nvq_qos_ctrl *qc;
+	struct fake_queue q;
+	uint64_t t0;
+	unsigned int i;
+
+	CHECK_EQ(nvq_qos_ctrl_create(&qc), 0);
+	CHECK_EQ(nvq_qos_set_timeout(qc, tmo), 0);
+	CHECK_EQ(nvq_qos_set_hysteresis(qc, true), 0);
+	CHECK_EQ(nvq_qos_set_limit(qc, 0), 0);
+	fq_init(&q, qc, cpus0);
+	nvq_qos_record_reset();
+
+	/* The first burst: the plain release after one quiet period. */
+	t0 = nvq_now_ns();
+	fq_submit(&q);
+	CHECK_EQ(nvq_qos_record_current(0), 0);
+	CHECK_EQ(linger_of(q.qos), 0);
+	CHECK(WAIT_FOR(nvq_qos_record_current(0) == NVQ_QOS_NONE, 10));
+	CHECK(nvq_now_ns() - t0 >= tmo * 1000000ull);
+
+	/* Back at once after each release: a bounce, the wait doubles. */
+	for (i = 0; i < sizeof(lingers) / sizeof(lingers[0]); i++) {
+		t0 = nvq_now_ns();
+		fq_submit(&q);
+		CHECK_EQ(nvq_qos_record_current(0), 0);
+		CHECK_EQ(linger_of(q.qos), lingers[i]);
+		CHECK(WAIT_FOR(nvq_qos_record_current(0) == NVQ_QOS_NONE, 10));
+		CHECK(nvq_now_ns() - t0 >= (1 + lingers[i]) * tmo * 1000000ull);
+	}
+	/* One apply and one release per burst reached the files. */
+	nvq_qos_queue_stats(q.qos, &st);
+	CHECK_EQ(st.applies, 5);
+	CHECK_EQ(st.releases, 5);
+	CHECK_EQ(count_cpu(0, 0), 5);
+	CHECK_EQ(count_cpu(0, NVQ_QOS_NONE), 5);
+
+	/*
+	 * Back later than 1 + linger timeouts after the release: the linger
+	 * halves each time, 4 -> 2 -> 1 -> 0 (sleeps are lower bounds).
+	 */
+	for (i = 4; i; i /= 2) {
+		usleep((1 + i) * tmo * 1000 + 100000);
+		fq_submit(&q);
+		CHECK_EQ(linger_of(q.qos), i / 2);
+		CHECK(WAIT_FOR(nvq_qos_record_current(0) == NVQ_QOS_NONE, 10));
+	}
+
+	/* Off: a bounce changes nothing. */
+	CHECK_EQ(nvq_qos_set_hysteresis(qc, false), 0);
+	fq_submit(&q);
+	CHECK_EQ(linger_of(q.qos), 0);
+	CHECK(WAIT_FOR(nvq_qos_record_current(0) == NVQ_QOS_NONE, 10));
+	fq_submit(&q);
+	CHECK_EQ(linger_of(q.qos), 0);
+	CHECK(WAIT_FOR(nvq_qos_record_current(0) == NVQ_QOS_NONE, 10));
 	CHECK_STREQ(fake_cpu_value(root, 0), "0");
 
 	fq_destroy(&q);
@@ -225,6 +309,7 @@ int main(void)
 	CHECK_EQ(nvq_qos_test_set_backend(NVQ_QOS_BACKEND_RECORD), 0);
 	CHECK_EQ(nvq_qos_set_sysfs_root(root), 0);
 	test_busy_stays_idle_goes();
+	test_hysteresis();
 	test_races();
 	cleanup();
 	return 0;

@@ -61,6 +61,33 @@ static void split(void)
 	ok("vfio:0000:01:00.0/2", "vfio:0000:01:00.0", 2);
 	ok("vfio:01:00.0/2,vectors=4", "vfio:01:00.0,vectors=4", 2);
 	ok("vfio:0000:01:00.0,iommu=type1", "vfio:0000:01:00.0,iommu=type1", 0);
+	/* tcp: right after HOST[:PORT], or a trailing /DIGITS */
+	ok("tcp:127.0.0.1,nqn=nqn.x:y", "tcp:127.0.0.1,nqn=nqn.x:y", 0);
+	ok("tcp:127.0.0.1:4420/1,nqn=nqn.x:y", "tcp:127.0.0.1:4420,nqn=nqn.x:y",
+	   1);
+	ok("tcp:127.0.0.1/7,nqn=nqn.x:y", "tcp:127.0.0.1,nqn=nqn.x:y", 7);
+	ok("tcp:127.0.0.1:4420/3", "tcp:127.0.0.1:4420", 3);
+	ok("tcp:[::1]:4420/2,nqn=nqn.x:y", "tcp:[::1]:4420,nqn=nqn.x:y", 2);
+	ok("tcp:[::1]/2", "tcp:[::1]", 2);
+	ok("tcp:127.0.0.1,nqn=nqn.x:y/1", "tcp:127.0.0.1,nqn=nqn.x:y", 1);
+	ok("tcp:127.0.0.1,nqn=nqn.x:y,kato=5/4294967294",
+	   "tcp:127.0.0.1,nqn=nqn.x:y,kato=5", 4294967294u);
+	/* an NQN's own '/' followed by other text stays the NQN's */
+	ok("tcp:h,nqn=nqn.x:a/b", "tcp:h,nqn=nqn.x:a/b", 0);
+	ok("tcp:h,nqn=nqn.x:a/b/2", "tcp:h,nqn=nqn.x:a/b", 2);
+	ok("tcp:h,nqn=nqn.x:a/1b", "tcp:h,nqn=nqn.x:a/1b", 0);
+	bad("tcp:127.0.0.1/,nqn=nqn.x:y", -EINVAL,
+	    "no namespace id after the URI's '/'");
+	bad("tcp:127.0.0.1:4420/0,nqn=nqn.x:y", -EINVAL,
+	    "bad namespace id '0'");
+	bad("tcp:127.0.0.1:4420/x,nqn=nqn.x:y", -EINVAL,
+	    "bad namespace id 'x'");
+	bad("tcp:[::1]/1/2", -EINVAL, "bad namespace id '1/2'");
+	bad("tcp:h,nqn=nqn.x:y/", -EINVAL,
+	    "no namespace id after the URI's '/'");
+	bad("tcp:h,nqn=nqn.x:y/0", -EINVAL, "bad namespace id '0'");
+	bad("tcp:h,nqn=nqn.x:y/4294967295", -EINVAL,
+	    "bad namespace id '4294967295'");
 	/* other schemes: untouched */
 	ok("test:x/2", "test:x/2", 0);
 	ok("bogus", "bogus", 0);
@@ -108,6 +135,10 @@ static void open_with_nsid(void)
 	CHECK(strstr(nvq_errmsg(), "bad namespace id '0'") != NULL);
 	CHECK_EQ(nvq_open("emu:/x", NULL, &c), -EINVAL);
 	CHECK(strstr(nvq_errmsg(), "bad namespace id 'x'") != NULL);
+
+	/* tcp: reaches its transport, the suffix split off first */
+	CHECK_EQ(nvq_open("tcp:127.0.0.1/0,nqn=nqn.x:y", NULL, &c), -EINVAL);
+	CHECK(strstr(nvq_errmsg(), "bad namespace id '0'") != NULL);
 }
 
 int main(void)

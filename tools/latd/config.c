@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * nvq-latd's config file: INI sections per disk spec plus [defaults], keys
- * cpu_lat_limit_us, cpu_lat_timeout_ms and activity. Strict: a sysadmin
+ * cpu_lat_limit_us, cpu_lat_timeout_ms, activity and hysteresis. Strict: a sysadmin
  * who mistypes a key or a value hears about it with the line number,
  * rather than running with a setting they did not mean.
  */
@@ -22,6 +22,8 @@
 /* More than any sane config; stops a wrong path (a disk image) early. */
 #define CONFIG_MAX_BYTES (1 << 20)
 #define LINE_MAX_CHARS 4096
+/* cpu_lat_limit_us, cpu_lat_timeout_ms, activity, hysteresis */
+#define NR_KEYS 4
 
 void latd_settings_init(struct latd_settings *s)
 {
@@ -29,6 +31,7 @@ void latd_settings_init(struct latd_settings *s)
 	s->limit_us = NVQ_QOS_OFF;
 	s->timeout_ms = NVQ_QOS_TIMEOUT_MS_DEFAULT;
 	s->activity = LATD_ACT_AUTO;
+	s->hysteresis = true;
 }
 
 void latd_settings_merge(struct latd_settings *dst,
@@ -40,6 +43,8 @@ void latd_settings_merge(struct latd_settings *dst,
 		dst->timeout_ms = src->timeout_ms;
 	if (src->set & LATD_SET_ACTIVITY)
 		dst->activity = src->activity;
+	if (src->set & LATD_SET_HYSTERESIS)
+		dst->hysteresis = src->hysteresis;
 	dst->set |= src->set;
 }
 
@@ -104,6 +109,20 @@ int latd_parse_activity(const char *s, enum latd_activity *a, char *err,
 	return -EINVAL;
 }
 
+int latd_parse_hysteresis(const char *s, bool *on, char *err, size_t len)
+{
+	if (!strcmp(s, "on") || !strcmp(s, "1")) {
+		*on = true;
+		return 0;
+	}
+	if (!strcmp(s, "off") || !strcmp(s, "0")) {
+		*on = false;
+		return 0;
+	}
+	latd_set_err(err, len, "bad hysteresis \"%.40s\": use on or off", s);
+	return -EINVAL;
+}
+
 void latd_config_free(struct latd_config *c)
 {
 	free(c->sections);
@@ -147,7 +166,7 @@ struct parser {
 	struct latd_settings *cur; /* NULL before the first section */
 	const char *cur_spec;
 	int cur_line;
-	int key_line[3]; /* where each key was set in the current section */
+	int key_line[NR_KEYS]; /* where each key was set in the current section */
 	char *err;
 	size_t len;
 };
@@ -230,10 +249,11 @@ static int section(struct parser *p, char *s, int line)
 	return 0;
 }
 
-static const char *const keys[3] = {
+static const char *const keys[NR_KEYS] = {
 	"cpu_lat_limit_us",
 	"cpu_lat_timeout_ms",
 	"activity",
+	"hysteresis",
 };
 
 static int assignment(struct parser *p, char *s, int line)
@@ -254,13 +274,14 @@ static int assignment(struct parser *p, char *s, int line)
 	val = eq + 1;
 	cut_comment(val);
 	val = trim(val);
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < NR_KEYS; k++)
 		if (!strcmp(key, keys[k]))
 			break;
-	if (k == 3) {
+	if (k == NR_KEYS) {
 		latd_set_err(p->err, p->len,
 			     "%s:%d: unknown key \"%.40s\" (known: "
-			     "cpu_lat_limit_us, cpu_lat_timeout_ms, activity)",
+			     "cpu_lat_limit_us, cpu_lat_timeout_ms, activity, "
+			     "hysteresis)",
 			     p->name, line, key);
 		return -EINVAL;
 	}
@@ -293,10 +314,15 @@ static int assignment(struct parser *p, char *s, int line)
 					 sizeof(why));
 		p->cur->set |= LATD_SET_TIMEOUT;
 		break;
-	default:
+	case 2:
 		err = latd_parse_activity(val, &p->cur->activity, why,
 					  sizeof(why));
 		p->cur->set |= LATD_SET_ACTIVITY;
+		break;
+	default:
+		err = latd_parse_hysteresis(val, &p->cur->hysteresis, why,
+					    sizeof(why));
+		p->cur->set |= LATD_SET_HYSTERESIS;
 		break;
 	}
 	if (err) {

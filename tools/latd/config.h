@@ -31,12 +31,15 @@ enum latd_activity {
 #define LATD_SET_LIMIT 1u
 #define LATD_SET_TIMEOUT 2u
 #define LATD_SET_ACTIVITY 4u
+#define LATD_SET_HYSTERESIS 8u
 
 struct latd_settings {
 	unsigned int set; /* LATD_SET_* */
 	int limit_us; /* NVQ_QOS_OFF, NVQ_QOS_AUTO or >= 0 */
 	unsigned int timeout_ms;
 	enum latd_activity activity;
+	/* on: nvq_qos_set_hysteresis() (docs/nvq-latd.md, the default) */
+	bool hysteresis;
 };
 
 #define LATD_SPEC_MAX 256
@@ -53,7 +56,8 @@ struct latd_config {
 	struct latd_section *sections; /* disk sections, in file order */
 };
 
-/* The built-in defaults: limit off, timeout 3 ms, activity auto. */
+/* The built-in defaults: limit off, timeout 3 ms, activity auto,
+ * hysteresis on. */
 void latd_settings_init(struct latd_settings *s);
 
 /* Copy the keys @src sets over @dst. */
@@ -68,6 +72,7 @@ int latd_parse_limit(const char *s, int *limit_us, char *err, size_t len);
 int latd_parse_timeout(const char *s, unsigned int *ms, char *err, size_t len);
 int latd_parse_activity(const char *s, enum latd_activity *a, char *err,
 			size_t len);
+int latd_parse_hysteresis(const char *s, bool *on, char *err, size_t len);
 
 const char *latd_activity_name(enum latd_activity a);
 

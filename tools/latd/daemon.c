@@ -6,11 +6,13 @@
  *
  * - BPF (activity_bpf.c): a program on block:block_rq_issue counts each
  *   (disk, issuing CPU)'s requests in a memory-mapped array and reports
- *   only idle -> active transitions. Each pair gets a QoS queue on its
- *   first event, whose counter and idle flag are the program's own: the
- *   QoS core's timer compares the counter and sets the flag again when the
- *   pair went quiet, exactly as it does for nvq's own queues. CPUs: the
- *   issuing CPU and the interrupt CPUs of the hardware queue it issues to.
+ *   only idle -> active transitions. Each pair of the disk and an online
+ *   CPU gets a QoS queue when the disk is watched (a CPU that comes online
+ *   later: at the next rescan or its first event), whose counter and idle
+ *   flag are the program's own: the QoS core's timer compares the counter
+ *   and sets the flag again when the pair went quiet, exactly as it does
+ *   for nvq's own queues. CPUs: the issuing CPU and the interrupt CPUs of
+ *   the hardware queue it issues to.
  * - poll: /sys/block/DEV/stat every timeout/3; a change of its I/O counts
  *   bumps a counter the daemon owns, and the idle flag tells it when to
  *   call nvq_qos_activate(). One queue per disk, on its interrupt CPUs
@@ -384,47 +386,73 @@ static int slot_index(const struct ldisk *dk, int slot)
 	return -1;
 }
 
+/*
+ * The queue of (@slot, @cpu), created if it does not exist yet; NULL if it
+ * cannot be (the reason is logged).
+ */
+static struct ldisk_queue *bpf_queue(struct latd *L, struct ldisk *dk, int slot,
+				     int cpu)
+{
+	struct ldisk_queue *nq, *q;
+	const uint64_t *cnt;
+	uint8_t *idle;
+	int i;
+
+	for (i = 0; i < dk->nr_queues; i++)
+		if (dk->queues[i].slot == slot && dk->queues[i].cpu == cpu)
+			return &dk->queues[i];
+	cnt = latd_bpf_counter(L->bpf, slot, cpu);
+	idle = latd_bpf_idle(L->bpf, slot, cpu);
+	if (!cnt || !idle)
+		return NULL;
+	nq = realloc(dk->queues, (size_t)(dk->nr_queues + 1) * sizeof(*nq));
+	if (!nq) {
+		logm("%s: cpu%d: out of memory", dk->d.name, cpu);
+		return NULL;
+	}
+	dk->queues = nq;
+	q = &nq[dk->nr_queues];
+	memset(q, 0, sizeof(*q));
+	q->slot = slot;
+	q->cpu = cpu;
+	if (nvq_qos_queue_create(dk->qc, cnt, idle, NULL, &q->qq)) {
+		logm("%s: cpu%d: %s", dk->d.name, cpu, nvq_errmsg());
+		return NULL;
+	}
+	dk->nr_queues++;
+	bpf_cpus(dk, slot_index(dk, slot), cpu, &q->cpus);
+	nvq_qos_queue_set_cpus(q->qq, &q->cpus);
+	return q;
+}
+
+/*
+ * Create the queue of every (slot, online CPU) now, when the disk is
+ * watched, so that the first idle -> active event of a pair costs what
+ * every later one does (no allocation, no queue set-up on the way to the
+ * limit). A CPU that comes online later gets its queue at the next
+ * rescan, or at its first event.
+ */
+static void bpf_queues_create(struct latd *L, struct ldisk *dk)
+{
+	int i, cpu, n = latd_bpf_nr_cpus(L->bpf);
+
+	for (i = 0; i < dk->nr_slots; i++)
+		for (cpu = 0; cpu < n && cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &dk->d.online))
+				bpf_queue(L, dk, dk->slots[i], cpu);
+}
+
 static void on_event(void *arg, int slot, int cpu)
 {
 	struct latd *L = arg;
-	struct ldisk_queue *nq, *q = NULL;
+	struct ldisk_queue *q;
 	struct ldisk *dk;
-	const uint64_t *cnt;
-	uint8_t *idle;
-	int i, si;
 
 	if (slot < 0 || slot >= LATD_MAX_DISKS || !(dk = L->slot_owner[slot]))
 		return;
-	si = slot_index(dk, slot);
-	for (i = 0; i < dk->nr_queues; i++) {
-		if (dk->queues[i].slot == slot && dk->queues[i].cpu == cpu) {
-			q = &dk->queues[i];
-			break;
-		}
-	}
-	if (!q) {
-		cnt = latd_bpf_counter(L->bpf, slot, cpu);
-		idle = latd_bpf_idle(L->bpf, slot, cpu);
-		if (!cnt || !idle)
-			return;
-		nq = realloc(dk->queues,
-			     (size_t)(dk->nr_queues + 1) * sizeof(*nq));
-		if (!nq)
-			return;
-		dk->queues = nq;
-		q = &nq[dk->nr_queues];
-		memset(q, 0, sizeof(*q));
-		q->slot = slot;
-		q->cpu = cpu;
-		if (nvq_qos_queue_create(dk->qc, cnt, idle, NULL, &q->qq)) {
-			logm("%s: cpu%d: %s", dk->d.name, cpu, nvq_errmsg());
-			return;
-		}
-		dk->nr_queues++;
-		bpf_cpus(dk, si, cpu, &q->cpus);
-		nvq_qos_queue_set_cpus(q->qq, &q->cpus);
-	}
-	nvq_qos_activate(q->qq);
+	q = bpf_queue(L, dk, slot, cpu);
+	if (q)
+		nvq_qos_activate(q->qq);
 }
 
 /* The dev_t's whose requests count for @dk: its own, or its paths'. */
@@ -610,6 +638,7 @@ static int source_start(struct latd *L, struct ldisk *dk, char *err, size_t len)
 	if (dk->s.activity != LATD_ACT_POLL && L->bpf) {
 		ret = bpf_watch_all(L, dk, err, len);
 		if (!ret) {
+			bpf_queues_create(L, dk);
 			dk->mode = LATD_ACT_BPF;
 			snprintf(dk->mode_why, sizeof(dk->mode_why),
 				 "block:block_rq_issue, per submitting CPU");
@@ -673,10 +702,11 @@ static void say_disk(const struct ldisk *dk, const char *what)
 	latd_cpulist(&dk->d.irq_cpus, irq, sizeof(irq));
 	latd_cpulist(&dk->d.submit_cpus, sub, sizeof(sub));
 	logm("%s %s (%u:%u, %s; from %s): limit %s, timeout %u ms, "
-	     "activity %s (%s)",
+	     "activity %s (%s); hysteresis %s",
 	     what, dk->d.name, dk->d.major, dk->d.minor,
 	     dk->d.driver[0] ? dk->d.driver : "unknown driver", dk->from, lim,
-	     dk->s.timeout_ms, latd_activity_name(dk->mode), dk->mode_why);
+	     dk->s.timeout_ms, latd_activity_name(dk->mode), dk->mode_why,
+	     dk->s.hysteresis ? "on" : "off");
 	if (dk->mode == LATD_ACT_POLL) {
 		latd_cpulist(&dk->queues[0].cpus, qc, sizeof(qc));
 		logm("%s: %d hardware queues; interrupt CPUs %s; submitting "
@@ -703,6 +733,7 @@ static void say_disk(const struct ldisk *dk, const char *what)
 static void apply_settings(struct ldisk *dk)
 {
 	nvq_qos_set_timeout(dk->qc, dk->s.timeout_ms);
+	nvq_qos_set_hysteresis(dk->qc, dk->s.hysteresis);
 	nvq_qos_set_limit(dk->qc, dk->s.limit_us);
 }
 
@@ -750,6 +781,9 @@ static int disk_add(struct latd *L, const struct want *w, struct latd_disk *d,
 		free(dk);
 		return ret;
 	}
+	/* The timer runs from now on, not from the first activation. */
+	if (nvq_qos_timer_start())
+		logm("%s: %s", dk->d.name, nvq_errmsg());
 	dk->mark = true;
 	L->disks[L->nr_disks++] = dk;
 	say_disk(dk, "watching");
@@ -788,6 +822,7 @@ static void disk_update(struct latd *L, struct ldisk *dk, const struct want *w,
 	dk->mark = true;
 	changed = old.limit_us != dk->s.limit_us ||
 		  old.timeout_ms != dk->s.timeout_ms ||
+		  old.hysteresis != dk->s.hysteresis ||
 		  old.activity != dk->s.activity;
 	if (changed)
 		apply_settings(dk);
@@ -803,6 +838,8 @@ static void disk_update(struct latd *L, struct ldisk *dk, const struct want *w,
 	} else {
 		if (dk->mode == LATD_ACT_POLL)
 			poll_interval(dk);
+		else
+			bpf_queues_create(L, dk); /* CPUs that came online */
 		for (i = 0; i < dk->nr_queues; i++) {
 			struct ldisk_queue *q = &dk->queues[i];
 

@@ -84,6 +84,7 @@
 #include <unistd.h>
 
 #include "latd.h"
+#include "qos.h"
 #include "sysfs.h"
 
 /* More queues than any device has; mq/ entries beyond are ignored. */
@@ -197,68 +198,10 @@ static void copy_name(char *dst, const char *src)
 }
 
 /*
- * A kernel CPU list: "0-3,8", or "0, 1, 2" as blk-mq prints cpu_list.
- * CPUs >= CPU_SETSIZE are dropped and set *cut. "" is the empty set.
- * -EINVAL for anything else (the set is then empty).
+ * Read and parse the CPU list file @path: "0-3,8", or "0, 1, 2" as blk-mq
+ * prints cpu_list (the QoS core's parser). CPUs >= CPU_SETSIZE are dropped
+ * and set *@cut. 0 or a negative errno.
  */
-static int parse_cpus(const char *s, cpu_set_t *set, bool *cut)
-{
-	unsigned long a, b, hi;
-	char *end;
-
-	CPU_ZERO(set);
-	while (isspace((unsigned char)*s))
-		s++;
-	if (!*s)
-		return 0;
-	for (;;) {
-		if (*s < '0' || *s > '9')
-			goto bad;
-		errno = 0;
-		a = strtoul(s, &end, 10);
-		if (errno)
-			goto bad;
-		b = a;
-		s = end;
-		if (*s == '-') {
-			s++;
-			if (*s < '0' || *s > '9')
-				goto bad;
-			errno = 0;
-			b = strtoul(s, &end, 10);
-			if (errno)
-				goto bad;
-			s = end;
-		}
-		if (b < a)
-			goto bad;
-		if (b >= CPU_SETSIZE)
-			*cut = true;
-		if (a < CPU_SETSIZE) {
-			hi = b < CPU_SETSIZE ? b : CPU_SETSIZE - 1;
-			for (; a <= hi; a++)
-				CPU_SET(a, set);
-		}
-		while (*s == ' ' || *s == '\t')
-			s++;
-		if (*s == ',') {
-			s++;
-			while (*s == ' ' || *s == '\t')
-				s++;
-			continue;
-		}
-		while (isspace((unsigned char)*s))
-			s++;
-		if (!*s)
-			return 0;
-		goto bad;
-	}
-bad:
-	CPU_ZERO(set);
-	return -EINVAL;
-}
-
-/* Read and parse the CPU list file @path. 0 or a negative errno. */
 static int read_cpus(const char *path, cpu_set_t *set, bool *cut)
 {
 	char *buf = malloc(CPULIST_MAX);
@@ -269,7 +212,7 @@ static int read_cpus(const char *path, cpu_set_t *set, bool *cut)
 		return -ENOMEM;
 	n = nvq_sysfs_read(path, buf, CPULIST_MAX);
 	if (n >= 0)
-		n = parse_cpus(buf, set, cut);
+		n = nvq_qos_parse_cpulist_cut(buf, set, cut);
 	free(buf);
 	return n < 0 ? n : 0;
 }

@@ -27,7 +27,8 @@
 static const char usage_line[] =
 	"usage: nvq-latd [--config FILE] [--cpu-lat-limit-us L] "
 	"[--cpu-lat-timeout-ms T]\n"
-	"                [--activity bpf|poll|auto] [DEVICE...]\n"
+	"                [--activity bpf|poll|auto] [--hysteresis on|off] "
+	"[DEVICE...]\n"
 	"       nvq-latd status [--json] [--socket PATH]\n";
 
 static void help(void)
@@ -70,6 +71,13 @@ static void help(void)
 	       "                             stat every T/3 ms, 1..10 ms) or "
 	       "auto (bpf, else\n"
 	       "                             poll; the default)\n"
+	       "      --hysteresis on|off    on (the default): a disk back "
+	       "soon after a release\n"
+	       "                             waits 1, 2, then 4 more quiet "
+	       "periods before its\n"
+	       "                             next one (fewer writes at "
+	       "QD1); off: the RFC's\n"
+	       "                             release after T ms\n"
 	       "      --rescan-ms MS         re-discover disks, queues and "
 	       "interrupts every MS\n"
 	       "                             (default %d; also on SIGHUP)\n"
@@ -225,12 +233,14 @@ int main(int argc, char **argv)
 		OPT_SYS,
 		OPT_PROC,
 		OPT_DEV,
+		OPT_HYST,
 	};
 	static const struct option lo[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "cpu-lat-limit-us", required_argument, NULL, 'l' },
 		{ "cpu-lat-timeout-ms", required_argument, NULL, 't' },
 		{ "activity", required_argument, NULL, 'a' },
+		{ "hysteresis", required_argument, NULL, OPT_HYST },
 		{ "rescan-ms", required_argument, NULL, OPT_RESCAN },
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "sysfs-root", required_argument, NULL, OPT_SYS },
@@ -278,6 +288,12 @@ int main(int argc, char **argv)
 						sizeof(why)))
 				return usage("%s", why);
 			o.cli.set |= LATD_SET_ACTIVITY;
+			break;
+		case OPT_HYST:
+			if (latd_parse_hysteresis(optarg, &o.cli.hysteresis,
+						  why, sizeof(why)))
+				return usage("%s", why);
+			o.cli.set |= LATD_SET_HYSTERESIS;
 			break;
 		case OPT_RESCAN:
 			errno = 0;

@@ -27,6 +27,7 @@ struct queue_now {
 	struct nvq_qos_stats st;
 	cpu_set_t held;
 	int32_t held_us;
+	unsigned int linger; /* hysteresis: extra quiet periods */
 };
 
 static void queue_now(const struct ldisk_queue *q, struct queue_now *n)
@@ -36,6 +37,7 @@ static void queue_now(const struct ldisk_queue *q, struct queue_now *n)
 	nvq_qos_lock();
 	n->held = q->qq->held;
 	n->held_us = q->qq->applied ? q->qq->held_us : NVQ_QOS_NONE;
+	n->linger = q->qq->linger;
 	nvq_qos_unlock();
 	if (n->held_us == NVQ_QOS_NONE)
 		CPU_ZERO(&n->held);
@@ -112,7 +114,8 @@ static void text_disk(const struct latd *L, const struct ldisk *dk, FILE *f)
 	fprintf(f, "  limit:      %s", lim);
 	if (dk->s.limit_us == NVQ_QOS_AUTO)
 		fprintf(f, " = %s (%s)", eff, info.reason);
-	fprintf(f, ", timeout %u ms\n", dk->s.timeout_ms);
+	fprintf(f, ", timeout %u ms, hysteresis %s\n", dk->s.timeout_ms,
+		dk->s.hysteresis ? "on" : "off");
 	fprintf(f, "  activity:   %s (%s)", latd_activity_name(dk->mode),
 		dk->mode_why);
 	if (dk->mode == LATD_ACT_POLL)
@@ -139,22 +142,28 @@ static void text_disk(const struct latd *L, const struct ldisk *dk, FILE *f)
 				q->index, a);
 	}
 	fprintf(f, "  queues:     %d%s\n", dk->nr_queues,
-		dk->mode == LATD_ACT_BPF ? " (one per submitting CPU seen)" :
-					   " (one for the disk)");
+		dk->mode == LATD_ACT_BPF ?
+			" (one per submitting CPU; those that saw I/O:)" :
+			" (one for the disk)");
 	for (i = 0; i < dk->nr_queues; i++) {
 		const struct ldisk_queue *q = &dk->queues[i];
 
 		queue_now(q, &qn);
+		/* BPF: every online CPU has one, made in advance */
+		if (q->cpu >= 0 && !qn.st.active && !qn.st.applies)
+			continue;
 		latd_cpulist(&q->cpus, a, sizeof(a));
 		if (q->cpu >= 0)
 			fprintf(f, "    cpu%d -> CPUs %s: ", q->cpu, a);
 		else
 			fprintf(f, "    disk -> CPUs %s: ", a);
-		fprintf(f, "%s, applies %llu, releases %llu, held %.3f ms\n",
+		fprintf(f,
+			"%s, applies %llu, releases %llu, held %.3f ms, "
+			"linger %u\n",
 			qn.st.active ? "active" : "idle",
 			(unsigned long long)qn.st.applies,
 			(unsigned long long)qn.st.releases,
-			(double)qn.st.held_ns / 1e6);
+			(double)qn.st.held_ns / 1e6, qn.linger);
 	}
 	if (now.held_us != NVQ_QOS_NONE) {
 		latd_cpulist(&now.held, a, sizeof(a));
@@ -247,6 +256,7 @@ static void json_disk(const struct latd *L, const struct ldisk *dk,
 	json_int(w, "effective_limit_us", info.effective_us);
 	json_string(w, "limit_reason", info.reason);
 	json_uint(w, "cpu_lat_timeout_ms", dk->s.timeout_ms);
+	json_bool(w, "hysteresis", dk->s.hysteresis);
 	json_string(w, "activity", latd_activity_name(dk->mode));
 	json_string(w, "activity_why", dk->mode_why);
 	if (dk->mode == LATD_ACT_POLL)
@@ -283,6 +293,7 @@ static void json_disk(const struct latd *L, const struct ldisk *dk,
 		json_uint(w, "applies", qn.st.applies);
 		json_uint(w, "releases", qn.st.releases);
 		json_uint(w, "held_ns", qn.st.held_ns);
+		json_uint(w, "linger", qn.linger);
 		json_end_object(w);
 	}
 	json_end_array(w);

@@ -18,6 +18,8 @@
 
 /* qos.c (its one command; cli.h would be the place for the line) */
 int run_qos_restore(struct args *a);
+/* discover.c (cli.h would be the place for the line) */
+extern const struct cmd discover_cmd;
 
 /* id-ctrl and id-ns */
 /* clang-format off */
@@ -247,7 +249,7 @@ static const struct cmd *const more_commands[] = {
 	&sanitize_log_cmd, /* log.c */
 	&get_log_cmd, /* log.c */
 	&get_feature_cmd,  &set_feature_cmd, &admin_passthru_cmd,
-	&io_passthru_cmd,
+	&io_passthru_cmd,  &discover_cmd, /* discover.c */
 };
 
 static const struct cmd *find_cmd(const char *name)
