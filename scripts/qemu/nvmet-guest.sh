@@ -185,14 +185,16 @@ port_up() {
 kill_conns() {
 	command -v ss >/dev/null ||
 		{ echo "kill-conns: no ss in the guest"; return 1; }
-	before=$(ss -Htn state established "( sport = :$NVQ_TGT_PORT )" |
-		wc -l)
-	ss -K -tn state established "( sport = :$NVQ_TGT_PORT )" \
-		>/dev/null || return 1
-	after=$(ss -Htn state established "( sport = :$NVQ_TGT_PORT )" |
-		wc -l)
-	echo "kill-conns: $before established connections, $after left"
-	[ "$after" = 0 ]
+	f="( sport = :$NVQ_TGT_PORT )"
+	ss -Htn state established "$f" | awk '{ print $3, $4 }' >/tmp/nvq-kc
+	ss -K -tn state established "$f" >/dev/null || return 1
+	# The host may have reconnected already: none of the old ones may
+	# be left.
+	left=$(ss -Htn state established "$f" | awk '{ print $3, $4 }' |
+		grep -cxF -f /tmp/nvq-kc)
+	echo "kill-conns: $(wc -l </tmp/nvq-kc) established connections" \
+		"aborted, $left of them left"
+	[ "$left" = 0 ]
 }
 EOF
 	cat >/tmp/nvq-ctl.sh <<'EOF'

@@ -125,7 +125,11 @@ step "id-ctrl, id-ns of :both (512 and 4096), as nvme-cli" \
 
 # ---- the library's test (tests/tcp/test_tcp_lib.c) ----------------------
 libtest() {
-	timeout -k 10 600 "$BUILD/tests/tcp/test-tcp-lib" "$1"
+	timeout -k 10 600 "$BUILD/tests/tcp/test-tcp-lib" "$1" \
+		>"$TMP/lib.out" 2>&1
+	rc=$?
+	sed 's/^ok - /info: /' "$TMP/lib.out"
+	return $rc
 }
 step "test-tcp-lib on :nvme (4096-byte LBAs)" libtest "$NVQ_TCP_URI_NVME"
 step "test-tcp-lib on :file (512-byte LBAs)" libtest "$NVQ_TCP_URI_FILE"
