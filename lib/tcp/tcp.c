@@ -533,7 +533,7 @@ static void queue_detach(struct tcp_queue *q)
  * data to or from. Refusals complete at once with an NVMe status.
  */
 static void send_sqe(struct tcp_queue *q, const struct nvq_sqe *in,
-		     uint8_t snoop_kind)
+		     uint8_t snoop_kind, bool more)
 {
 	struct tcp_ctrl *tc = q->tc;
 	struct nvq_sqe sqe = *in;
@@ -585,8 +585,9 @@ static void send_sqe(struct tcp_queue *q, const struct nvq_sqe *in,
 		goto refuse;
 	}
 	pthread_mutex_lock(&q->tx_lock);
-	rc = q->conn ? nvq_tcp_conn_submit(q->conn, &sqe,
-					   s->data.len ? &s->data : NULL, s) :
+	rc = q->conn ? nvq_tcp_conn_submit_batch(q->conn, &sqe,
+						 s->data.len ? &s->data : NULL,
+						 s, more) :
 		       -ENOTCONN;
 	pthread_mutex_unlock(&q->tx_lock);
 	if (rc >= 0) {
@@ -806,12 +807,12 @@ static void admin_sqe(struct tcp_ctrl *tc, struct tcp_queue *aq,
 		break;
 	case nvq_admin_abort_cmd:
 		abort_translate(tc, &sqe);
-		send_sqe(aq, &sqe, kind);
+		send_sqe(aq, &sqe, kind, false);
 		return;
 	case nvq_admin_identify:
 		if ((sqe.cdw10 & 0xff) == NVQ_ID_CNS_CTRL)
 			kind = SNOOP_IDENTIFY_CTRL;
-		send_sqe(aq, &sqe, kind);
+		send_sqe(aq, &sqe, kind, false);
 		return;
 	case nvq_admin_set_features:
 		if ((sqe.cdw10 & 0xff) == NVQ_FEAT_NUM_QUEUES &&
@@ -822,10 +823,10 @@ static void admin_sqe(struct tcp_ctrl *tc, struct tcp_queue *aq,
 				    MIN(sqe.cdw11 >> 16, max) << 16;
 			kind = SNOOP_NUM_QUEUES;
 		}
-		send_sqe(aq, &sqe, kind);
+		send_sqe(aq, &sqe, kind, false);
 		return;
 	default:
-		send_sqe(aq, &sqe, kind);
+		send_sqe(aq, &sqe, kind, false);
 		return;
 	}
 	complete_local(aq, in->cid, st, 0);
@@ -858,9 +859,19 @@ static void tcp_db_write(struct nvq_transport *t, uint32_t off, uint32_t val)
 		__atomic_store_n(&q->sq_head, (q->sq_head + 1) % q->sq_depth,
 				 __ATOMIC_RELEASE);
 		if (qid)
-			send_sqe(q, &sqe, SNOOP_NONE);
+			send_sqe(q, &sqe, SNOOP_NONE, true);
 		else
 			admin_sqe(tc, q, &sqe);
+	}
+	if (qid) {
+		/* The batch goes out in one sendmsg(). */
+		int rc;
+
+		pthread_mutex_lock(&q->tx_lock);
+		rc = q->conn ? nvq_tcp_conn_flush(q->conn) : 0;
+		pthread_mutex_unlock(&q->tx_lock);
+		if (rc < 0)
+			conn_broke(q, rc);
 	}
 }
 
