@@ -47,8 +47,13 @@
  * R2T is being served waits for the H2CData to be sent (its buffers are
  * in use until then).
  *
- * Nothing is allocated per command: the slots, the CID list, both queues
- * and the send iovec are allocated at open.
+ * Syscalls per I/O: the receiver reads up to RX_BUF bytes at a time and
+ * parses the PDUs from its buffer (a short read ends the pass, without a
+ * recv() that only says EAGAIN); capsules submitted with @more wait in
+ * the send iovec (a batch) and go out together with the next send.
+ *
+ * Nothing is allocated per command: the slots, the CID list, both queues,
+ * the send iovec and the receive buffer are allocated at open.
  */
 #include <errno.h>
 #include <fcntl.h>
