@@ -532,8 +532,8 @@ static void queue_detach(struct tcp_queue *q)
  * Block from nvq_dptr_build()) becomes the buffer the connection moves
  * data to or from. Refusals complete at once with an NVMe status.
  */
-static void send_sqe(struct tcp_queue *q, const struct nvq_sqe *in,
-		     uint8_t snoop_kind, bool more)
+static void send_sqe_more(struct tcp_queue *q, const struct nvq_sqe *in,
+			  uint8_t snoop_kind, bool more)
 {
 	struct tcp_ctrl *tc = q->tc;
 	struct nvq_sqe sqe = *in;
@@ -613,6 +613,14 @@ refuse:
 		       NVQ_STATUS_MAKE(NVQ_SCT_GENERIC, NVQ_SC_INVALID_FIELD) |
 			       NVQ_STATUS_DNR_BIT,
 		       0);
+}
+
+/* One SQE, sent at once (@more in send_sqe_more(): more SQEs of the same
+ * doorbell follow, the caller flushes the connection after them). */
+static void send_sqe(struct tcp_queue *q, const struct nvq_sqe *in,
+		     uint8_t snoop_kind)
+{
+	send_sqe_more(q, in, snoop_kind, false);
 }
 
 static uint16_t sc_generic(uint8_t sc)
@@ -807,12 +815,12 @@ static void admin_sqe(struct tcp_ctrl *tc, struct tcp_queue *aq,
 		break;
 	case nvq_admin_abort_cmd:
 		abort_translate(tc, &sqe);
-		send_sqe(aq, &sqe, kind, false);
+		send_sqe(aq, &sqe, kind);
 		return;
 	case nvq_admin_identify:
 		if ((sqe.cdw10 & 0xff) == NVQ_ID_CNS_CTRL)
 			kind = SNOOP_IDENTIFY_CTRL;
-		send_sqe(aq, &sqe, kind, false);
+		send_sqe(aq, &sqe, kind);
 		return;
 	case nvq_admin_set_features:
 		if ((sqe.cdw10 & 0xff) == NVQ_FEAT_NUM_QUEUES &&
@@ -823,10 +831,10 @@ static void admin_sqe(struct tcp_ctrl *tc, struct tcp_queue *aq,
 				    MIN(sqe.cdw11 >> 16, max) << 16;
 			kind = SNOOP_NUM_QUEUES;
 		}
-		send_sqe(aq, &sqe, kind, false);
+		send_sqe(aq, &sqe, kind);
 		return;
 	default:
-		send_sqe(aq, &sqe, kind, false);
+		send_sqe(aq, &sqe, kind);
 		return;
 	}
 	complete_local(aq, in->cid, st, 0);
@@ -859,7 +867,7 @@ static void tcp_db_write(struct nvq_transport *t, uint32_t off, uint32_t val)
 		__atomic_store_n(&q->sq_head, (q->sq_head + 1) % q->sq_depth,
 				 __ATOMIC_RELEASE);
 		if (qid)
-			send_sqe(q, &sqe, SNOOP_NONE, true);
+			send_sqe_more(q, &sqe, SNOOP_NONE, true);
 		else
 			admin_sqe(tc, q, &sqe);
 	}
