@@ -47,8 +47,13 @@
  * R2T is being served waits for the H2CData to be sent (its buffers are
  * in use until then).
  *
- * Nothing is allocated per command: the slots, the CID list, both queues
- * and the send iovec are allocated at open.
+ * Syscalls per I/O: the receiver reads up to RX_BUF bytes at a time and
+ * parses the PDUs from its buffer (a short read ends the pass, without a
+ * recv() that only says EAGAIN); capsules submitted with @more wait in
+ * the send iovec (a batch) and go out together with the next send.
+ *
+ * Nothing is allocated per command: the slots, the CID list, both queues,
+ * the send iovec and the receive buffer are allocated at open.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -117,6 +122,27 @@ struct rx {
 /* recvmsg() takes the data of a C2HData this many buffers at a time. */
 #define RX_IOV 16
 
+/*
+ * Receive buffering: one recv() takes up to RX_BUF bytes, from which the
+ * PDUs are parsed (dozens of CapsuleResps at a time); C2HData payload
+ * found there is copied into the command's buffers. When RX_DIRECT_MIN
+ * bytes or more of a C2HData payload are still to come and the buffer is
+ * empty, recvmsg() puts them straight into the command's buffers, with
+ * the buffer as the last iovec for what follows.
+ */
+#define RX_BUF (64 * 1024)
+#define RX_DIRECT_MIN 4096
+
+/*
+ * Send batching (nvq_tcp_conn_submit_batch() with @more): up to TX_BATCH
+ * capsules wait in c->tx_iov, each header in its own c->tx_hdr[] entry
+ * (the header region and the data digest after it), and go out with one
+ * sendmsg().
+ */
+#define TX_BATCH 32
+#define TX_HDR_SZ (NVQ_TCP_RX_HDR_MAX + 8)
+#define TX_IOV (NVQ_TCP_MAX_IOV + 2)
+
 struct nvq_tcp_conn {
 	int fd;
 	uint16_t qid;
@@ -139,13 +165,17 @@ struct nvq_tcp_conn {
 	uint32_t r2t_head, r2t_count;
 	uint32_t cpl_head, cpl_count;
 
-	/* under send_lock */
-	struct iovec tx_iov[NVQ_TCP_MAX_IOV + 2];
-	uint8_t tx_hdr[NVQ_TCP_RX_HDR_MAX] __attribute__((aligned(8)));
+	/* under send_lock: tx_iov[0..tx_cnt) holds tx_pdus whole capsules
+	 * not sent yet (a batch), or is the scratch of one PDU */
+	struct iovec tx_iov[TX_IOV];
+	unsigned int tx_cnt, tx_pdus;
+	uint8_t tx_hdr[TX_BATCH][TX_HDR_SZ] __attribute__((aligned(8)));
 
-	/* under recv_lock */
+	/* under recv_lock: rxbuf[rb_head..rb_tail) received, not parsed */
 	struct rx rx;
-	struct iovec rx_iov[RX_IOV];
+	struct iovec rx_iov[RX_IOV + 1];
+	uint8_t *rxbuf;
+	uint32_t rb_head, rb_tail;
 
 	struct nvq_tcp_conn_stats st; /* atomic adds */
 };
@@ -409,17 +439,13 @@ static int wait_writable(struct nvq_tcp_conn *c, bool have_recv)
 }
 
 /*
- * Write the whole PDU in c->tx_iov[0..@cnt) (send_lock held); the
- * entries are consumed.
+ * Write all of c->tx_iov[0..@cnt) (send_lock held); the entries are
+ * consumed.
  */
-static int send_pdu(struct nvq_tcp_conn *c, unsigned int cnt, bool have_recv)
+static int send_iov(struct nvq_tcp_conn *c, unsigned int cnt, bool have_recv)
 {
 	struct iovec *iov = c->tx_iov;
-	uint64_t total = 0;
-	unsigned int i;
 
-	for (i = 0; i < cnt; i++)
-		total += iov[i].iov_len;
 	while (cnt) {
 		struct msghdr m = { .msg_iov = iov, .msg_iovlen = cnt };
 		ssize_t n;
@@ -428,6 +454,7 @@ static int send_pdu(struct nvq_tcp_conn *c, unsigned int cnt, bool have_recv)
 		if (nvq_tcp_conn_error(c))
 			return conn_err(c);
 		n = sendmsg(c->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+		STAT_ADD(c, send_calls, 1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -454,8 +481,24 @@ static int send_pdu(struct nvq_tcp_conn *c, unsigned int cnt, bool have_recv)
 			iov->iov_len -= n;
 		}
 	}
-	(void)total;
-	STAT_ADD(c, pdus_sent, 1);
+	return 0;
+}
+
+/* Send the batched capsules, if any (send_lock held). On failure the
+ * connection is broken and the batch dropped. */
+static int tx_flush(struct nvq_tcp_conn *c, bool have_recv)
+{
+	unsigned int pdus = c->tx_pdus;
+	int rc;
+
+	if (!c->tx_cnt)
+		return 0;
+	rc = send_iov(c, c->tx_cnt, have_recv);
+	c->tx_cnt = 0;
+	c->tx_pdus = 0;
+	if (rc < 0)
+		return rc;
+	STAT_ADD(c, pdus_sent, pdus);
 	return 0;
 }
 
@@ -466,38 +509,43 @@ static int send_h2c(struct nvq_tcp_conn *c, const struct slot *s, uint16_t cid,
 	uint32_t off = s->r2t_off, end = s->r2t_off + s->r2t_len;
 	uint32_t max = c->params.maxh2cdata;
 	bool dd = c->params.ddgst;
+	uint8_t *hdr = c->tx_hdr[0];
+	int rc;
 
+	/* Batched capsules first: their headers share tx_hdr. */
+	rc = tx_flush(c, have_recv);
+	if (rc < 0)
+		return rc;
 	while (off < end) {
 		uint32_t l = MIN(end - off, max);
-		size_t hl = nvq_tcp_build_h2c_data(c->tx_hdr, &c->params, cid,
-						   s->ttag, off, l,
-						   off + l == end);
+		size_t hl = nvq_tcp_build_h2c_data(
+			hdr, &c->params, cid, s->ttag, off, l, off + l == end);
 		uint32_t crc;
 		unsigned int n;
-		int rc;
 
-		c->tx_iov[0].iov_base = c->tx_hdr;
+		c->tx_iov[0].iov_base = hdr;
 		c->tx_iov[0].iov_len = hl;
 		n = 1 + iov_sub(s->iov, s->iovcnt, off, l, c->tx_iov + 1,
 				NVQ_TCP_MAX_IOV);
 		if (dd) {
 			crc = iov_crc(0, c->tx_iov + 1, n - 1, l);
-			memcpy(c->tx_hdr + hl, &crc, sizeof(crc));
-			c->tx_iov[n].iov_base = c->tx_hdr + hl;
+			memcpy(hdr + hl, &crc, sizeof(crc));
+			c->tx_iov[n].iov_base = hdr + hl;
 			c->tx_iov[n].iov_len = NVQ_TCP_DIGEST_LEN;
 			n++;
 		}
 		if (off + l == end) {
 			/* The target may send the command's next R2T as soon
-			 * as these bytes reach it, maybe before send_pdu()
+			 * as these bytes reach it, maybe before send_iov()
 			 * returns: from here on that is no second R2T. */
 			pthread_mutex_lock(&c->lock);
 			c->slots[cid].r2t_queued = false;
 			pthread_mutex_unlock(&c->lock);
 		}
-		rc = send_pdu(c, n, have_recv);
+		rc = send_iov(c, n, have_recv);
 		if (rc < 0)
 			return rc;
+		STAT_ADD(c, pdus_sent, 1);
 		STAT_ADD(c, h2c_data, 1);
 		off += l;
 	}
@@ -861,8 +909,91 @@ static int rx_advance(struct nvq_tcp_conn *c, size_t n)
 	return 0;
 }
 
+/* Where the bytes of the current state go, other than C2HData payload:
+ * the header, a C2HTermReq's quoted header or the data digest. */
+static uint8_t *rx_dst(struct rx *r, size_t *want)
+{
+	switch (r->state) {
+	case RX_CH:
+		*want = sizeof(struct nvq_tcp_hdr) - r->got;
+		return r->hdr + r->got;
+	case RX_HDR:
+		*want = r->info.hdr_len - r->got;
+		return r->hdr + r->got;
+	case RX_DATA: /* C2HTermReq: the quoted header */
+		*want = r->info.data_len - r->data_got;
+		return r->term + r->data_got;
+	default:
+		*want = NVQ_TCP_DIGEST_LEN - r->got;
+		return r->dd + r->got;
+	}
+}
+
+static bool rx_in_c2h_data(const struct rx *r)
+{
+	return r->state == RX_DATA && r->info.type == NVQ_TCP_C2H_DATA;
+}
+
 /*
- * Receive what the socket has, without waiting (recv_lock held).
+ * Parse what the receive buffer holds (recv_lock held): headers copied
+ * into c->rx, C2HData payload into the command's buffers, every PDU
+ * checked as it completes. Leaves the buffer empty, or returns the
+ * connection's error.
+ */
+static int rx_consume(struct nvq_tcp_conn *c)
+{
+	struct rx *r = &c->rx;
+
+	while (c->rb_head < c->rb_tail) {
+		const uint8_t *src = c->rxbuf + c->rb_head;
+		size_t avail = c->rb_tail - c->rb_head, n = 0, want;
+		int rc;
+
+		if (nvq_tcp_conn_error(c))
+			return conn_err(c);
+		if (rx_in_c2h_data(r)) {
+			unsigned int k, i;
+
+			want = MIN(avail, r->info.data_len - r->data_got);
+			k = iov_sub(r->iov, r->iovcnt, r->datao + r->data_got,
+				    want, c->rx_iov, RX_IOV);
+			for (i = 0; i < k; i++) {
+				memcpy(c->rx_iov[i].iov_base, src + n,
+				       c->rx_iov[i].iov_len);
+				n += c->rx_iov[i].iov_len;
+			}
+			if (!n && want) {
+				/* Cannot be: rx_c2h_start() checked the range
+				 * against the buffers. Never spin on it. */
+				nvq_err(-EPROTO,
+					"C2HData for command %u: no buffer for "
+					"its data",
+					r->cid);
+				return conn_fail(c, -EPROTO, NULL, 0);
+			}
+			if (r->info.ddgst)
+				r->crc = nvq_crc32c(r->crc, src, n);
+		} else {
+			uint8_t *dst = rx_dst(r, &want);
+
+			n = MIN(avail, want);
+			memcpy(dst, src, n);
+		}
+		c->rb_head += (uint32_t)n;
+		rc = rx_advance(c, n);
+		if (rc < 0)
+			return rc;
+	}
+	c->rb_head = 0;
+	c->rb_tail = 0;
+	return 0;
+}
+
+/*
+ * Receive what the socket has, without waiting (recv_lock held): one
+ * recv() into the receive buffer (or recvmsg() of a large C2HData
+ * payload straight into its buffers, the receive buffer after them),
+ * parsed, again until a read comes back short (the socket had no more).
  * Returns 0 when it has nothing more, or the connection's error.
  */
 static int rx_pass(struct nvq_tcp_conn *c)
@@ -870,47 +1001,38 @@ static int rx_pass(struct nvq_tcp_conn *c)
 	struct rx *r = &c->rx;
 
 	for (;;) {
+		size_t cap, direct = 0;
 		ssize_t n;
 		int rc;
 
+		rc = rx_consume(c);
+		if (rc < 0)
+			return rc;
 		if (nvq_tcp_conn_error(c))
 			return conn_err(c);
-		if (r->state == RX_DATA && r->info.type == NVQ_TCP_C2H_DATA) {
+		if (rx_in_c2h_data(r) &&
+		    r->info.data_len - r->data_got >= RX_DIRECT_MIN) {
 			struct msghdr m = { .msg_iov = c->rx_iov };
+			unsigned int k, i;
 
-			m.msg_iovlen = iov_sub(r->iov, r->iovcnt,
-					       r->datao + r->data_got,
-					       r->info.data_len - r->data_got,
-					       c->rx_iov, RX_IOV);
+			k = iov_sub(r->iov, r->iovcnt, r->datao + r->data_got,
+				    r->info.data_len - r->data_got, c->rx_iov,
+				    RX_IOV);
+			for (i = 0; i < k; i++)
+				direct += c->rx_iov[i].iov_len;
+			c->rx_iov[k].iov_base = c->rxbuf;
+			c->rx_iov[k].iov_len = RX_BUF;
+			m.msg_iovlen = k + 1;
+			cap = direct + RX_BUF;
 			n = recvmsg(c->fd, &m, MSG_DONTWAIT);
 			if (n > 0 && r->info.ddgst)
-				r->crc = iov_crc(r->crc, c->rx_iov,
-						 (unsigned int)m.msg_iovlen,
-						 (size_t)n);
+				r->crc = iov_crc(r->crc, c->rx_iov, k,
+						 MIN((size_t)n, direct));
 		} else {
-			uint8_t *dst;
-			size_t want;
-
-			switch (r->state) {
-			case RX_CH:
-				dst = r->hdr + r->got;
-				want = sizeof(struct nvq_tcp_hdr) - r->got;
-				break;
-			case RX_HDR:
-				dst = r->hdr + r->got;
-				want = r->info.hdr_len - r->got;
-				break;
-			case RX_DATA: /* C2HTermReq: the quoted header */
-				dst = r->term + r->data_got;
-				want = r->info.data_len - r->data_got;
-				break;
-			default:
-				dst = r->dd + r->got;
-				want = NVQ_TCP_DIGEST_LEN - r->got;
-				break;
-			}
-			n = recv(c->fd, dst, want, MSG_DONTWAIT);
+			cap = RX_BUF;
+			n = recv(c->fd, c->rxbuf, RX_BUF, MSG_DONTWAIT);
 		}
+		STAT_ADD(c, recv_calls, 1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -936,9 +1058,21 @@ static int rx_pass(struct nvq_tcp_conn *c)
 			return conn_fail(c, -ECONNRESET, NULL, 0);
 		}
 		STAT_ADD(c, bytes_recv, (uint64_t)n);
-		rc = rx_advance(c, (size_t)n);
-		if (rc < 0)
-			return rc;
+		if (direct) {
+			size_t d = MIN((size_t)n, direct);
+
+			c->rb_tail = (uint32_t)((size_t)n - d);
+			rc = rx_advance(c, d);
+			if (rc < 0)
+				return rc;
+		} else {
+			c->rb_tail = (uint32_t)n;
+		}
+		if ((size_t)n < cap) {
+			/* A short read: the socket is empty for now; no
+			 * recv() just to hear EAGAIN. */
+			return rx_consume(c);
+		}
 	}
 }
 
@@ -988,9 +1122,9 @@ int nvq_tcp_conn_recv(struct nvq_tcp_conn *c, int timeout_ms)
 /* ---- submitting --------------------------------------------------- */
 
 static int submit(struct nvq_tcp_conn *c, const struct nvq_sqe *sqe,
-		  const struct nvq_tcp_data *data, void *ctx, bool sync)
+		  const struct nvq_tcp_data *data, void *ctx, bool sync,
+		  bool more)
 {
-	struct nvq_tcp_cmd_pdu *pdu = (void *)c->tx_hdr;
 	struct nvq_sgl_desc *sgl;
 	size_t len = 0, hl;
 	unsigned int i, n;
@@ -1049,7 +1183,14 @@ static int submit(struct nvq_tcp_conn *c, const struct nvq_sqe *sqe,
 	pthread_mutex_unlock(&c->lock);
 
 	pthread_mutex_lock(&c->send_lock);
-	{
+	rc = 0;
+	/* Room in the batch for the header, the data buffers, the digest. */
+	if (c->tx_pdus == TX_BATCH ||
+	    c->tx_cnt + 2 + (incap ? data->iovcnt : 0) > TX_IOV)
+		rc = tx_flush(c, false);
+	if (!rc) {
+		uint8_t *hdr = c->tx_hdr[c->tx_pdus];
+		struct iovec *v = c->tx_iov + c->tx_cnt;
 		struct nvq_sqe cmd = *sqe;
 
 		cmd.cid = cid;
@@ -1060,24 +1201,26 @@ static int submit(struct nvq_tcp_conn *c, const struct nvq_sqe *sqe,
 		sgl->length = (uint32_t)len;
 		sgl->type = incap ? NVQ_SGL_DATA_OFFSET :
 				    NVQ_SGL_TRANSPORT_DATA;
-		hl = nvq_tcp_build_cmd(pdu, &c->params, &cmd, incap);
-	}
-	c->tx_iov[0].iov_base = c->tx_hdr;
-	c->tx_iov[0].iov_len = hl;
-	n = 1;
-	if (incap) {
-		n += iov_sub(data->iov, data->iovcnt, 0, incap, c->tx_iov + 1,
-			     NVQ_TCP_MAX_IOV);
-		if (c->params.ddgst) {
-			memcpy(c->tx_hdr + hl, &crc, sizeof(crc));
-			c->tx_iov[n].iov_base = c->tx_hdr + hl;
-			c->tx_iov[n].iov_len = NVQ_TCP_DIGEST_LEN;
-			n++;
+		hl = nvq_tcp_build_cmd(hdr, &c->params, &cmd, incap);
+		v[0].iov_base = hdr;
+		v[0].iov_len = hl;
+		n = 1;
+		if (incap) {
+			n += iov_sub(data->iov, data->iovcnt, 0, incap, v + 1,
+				     NVQ_TCP_MAX_IOV);
+			if (c->params.ddgst) {
+				memcpy(hdr + hl, &crc, sizeof(crc));
+				v[n].iov_base = hdr + hl;
+				v[n].iov_len = NVQ_TCP_DIGEST_LEN;
+				n++;
+			}
+			STAT_ADD(c, incapsule, 1);
 		}
+		c->tx_cnt += n;
+		c->tx_pdus++;
+		if (!more)
+			rc = tx_flush(c, false);
 	}
-	rc = send_pdu(c, n, false);
-	if (!rc && incap)
-		STAT_ADD(c, incapsule, 1);
 	send_unlock(c, false);
 	flush(c);
 	if (rc < 0) {
@@ -1100,7 +1243,25 @@ static int submit(struct nvq_tcp_conn *c, const struct nvq_sqe *sqe,
 int nvq_tcp_conn_submit(struct nvq_tcp_conn *c, const struct nvq_sqe *sqe,
 			const struct nvq_tcp_data *data, void *ctx)
 {
-	return submit(c, sqe, data, ctx, false);
+	return submit(c, sqe, data, ctx, false, false);
+}
+
+int nvq_tcp_conn_submit_batch(struct nvq_tcp_conn *c, const struct nvq_sqe *sqe,
+			      const struct nvq_tcp_data *data, void *ctx,
+			      bool more)
+{
+	return submit(c, sqe, data, ctx, false, more);
+}
+
+int nvq_tcp_conn_flush(struct nvq_tcp_conn *c)
+{
+	int rc;
+
+	pthread_mutex_lock(&c->send_lock);
+	rc = tx_flush(c, false);
+	send_unlock(c, false);
+	flush(c);
+	return rc;
 }
 
 int nvq_tcp_conn_sync(struct nvq_tcp_conn *c, const struct nvq_sqe *sqe,
@@ -1111,7 +1272,7 @@ int nvq_tcp_conn_sync(struct nvq_tcp_conn *c, const struct nvq_sqe *sqe,
 	struct sync_wait w = { 0 };
 	int cid, rc;
 
-	cid = submit(c, sqe, data, &w, true);
+	cid = submit(c, sqe, data, &w, true, false);
 	if (cid < 0)
 		return cid;
 	for (;;) {
@@ -1288,9 +1449,12 @@ int nvq_tcp_conn_open_fd(int fd, const struct nvq_tcp_opts *o, uint16_t qid,
 		c->free_cids = calloc(depth, sizeof(*c->free_cids));
 		c->r2tq = calloc(depth, sizeof(*c->r2tq));
 		c->cplq = calloc(depth, sizeof(*c->cplq));
+		c->rxbuf = malloc(RX_BUF);
 	}
-	if (!c || !c->slots || !c->free_cids || !c->r2tq || !c->cplq) {
+	if (!c || !c->slots || !c->free_cids || !c->r2tq || !c->cplq ||
+	    !c->rxbuf) {
 		if (c) {
+			free(c->rxbuf);
 			free(c->slots);
 			free(c->free_cids);
 			free(c->r2tq);
@@ -1421,6 +1585,7 @@ void nvq_tcp_conn_close(struct nvq_tcp_conn *c)
 	free(c->free_cids);
 	free(c->r2tq);
 	free(c->cplq);
+	free(c->rxbuf);
 	free(c);
 }
 
@@ -1447,6 +1612,8 @@ void nvq_tcp_conn_drain(struct nvq_tcp_conn *c,
 	/* Nothing queued is served or delivered any more. */
 	pthread_mutex_lock(&c->recv_lock);
 	pthread_mutex_lock(&c->send_lock);
+	c->tx_cnt = 0; /* a batch not sent (the connection is dead) */
+	c->tx_pdus = 0;
 	pthread_mutex_lock(&c->lock);
 	c->r2t_count = 0;
 	c->cpl_count = 0;
@@ -1488,4 +1655,6 @@ void nvq_tcp_conn_get_stats(const struct nvq_tcp_conn *c,
 	st->incapsule = __atomic_load_n(&c->st.incapsule, __ATOMIC_RELAXED);
 	st->digest_errors =
 		__atomic_load_n(&c->st.digest_errors, __ATOMIC_RELAXED);
+	st->send_calls = __atomic_load_n(&c->st.send_calls, __ATOMIC_RELAXED);
+	st->recv_calls = __atomic_load_n(&c->st.recv_calls, __ATOMIC_RELAXED);
 }

@@ -532,8 +532,8 @@ static void queue_detach(struct tcp_queue *q)
  * Block from nvq_dptr_build()) becomes the buffer the connection moves
  * data to or from. Refusals complete at once with an NVMe status.
  */
-static void send_sqe(struct tcp_queue *q, const struct nvq_sqe *in,
-		     uint8_t snoop_kind)
+static void send_sqe_more(struct tcp_queue *q, const struct nvq_sqe *in,
+			  uint8_t snoop_kind, bool more)
 {
 	struct tcp_ctrl *tc = q->tc;
 	struct nvq_sqe sqe = *in;
@@ -585,8 +585,9 @@ static void send_sqe(struct tcp_queue *q, const struct nvq_sqe *in,
 		goto refuse;
 	}
 	pthread_mutex_lock(&q->tx_lock);
-	rc = q->conn ? nvq_tcp_conn_submit(q->conn, &sqe,
-					   s->data.len ? &s->data : NULL, s) :
+	rc = q->conn ? nvq_tcp_conn_submit_batch(q->conn, &sqe,
+						 s->data.len ? &s->data : NULL,
+						 s, more) :
 		       -ENOTCONN;
 	pthread_mutex_unlock(&q->tx_lock);
 	if (rc >= 0) {
@@ -612,6 +613,14 @@ refuse:
 		       NVQ_STATUS_MAKE(NVQ_SCT_GENERIC, NVQ_SC_INVALID_FIELD) |
 			       NVQ_STATUS_DNR_BIT,
 		       0);
+}
+
+/* One SQE, sent at once (@more in send_sqe_more(): more SQEs of the same
+ * doorbell follow, the caller flushes the connection after them). */
+static void send_sqe(struct tcp_queue *q, const struct nvq_sqe *in,
+		     uint8_t snoop_kind)
+{
+	send_sqe_more(q, in, snoop_kind, false);
 }
 
 static uint16_t sc_generic(uint8_t sc)
@@ -858,9 +867,19 @@ static void tcp_db_write(struct nvq_transport *t, uint32_t off, uint32_t val)
 		__atomic_store_n(&q->sq_head, (q->sq_head + 1) % q->sq_depth,
 				 __ATOMIC_RELEASE);
 		if (qid)
-			send_sqe(q, &sqe, SNOOP_NONE);
+			send_sqe_more(q, &sqe, SNOOP_NONE, true);
 		else
 			admin_sqe(tc, q, &sqe);
+	}
+	if (qid) {
+		/* The batch goes out in one sendmsg(). */
+		int rc;
+
+		pthread_mutex_lock(&q->tx_lock);
+		rc = q->conn ? nvq_tcp_conn_flush(q->conn) : 0;
+		pthread_mutex_unlock(&q->tx_lock);
+		if (rc < 0)
+			conn_broke(q, rc);
 	}
 }
 

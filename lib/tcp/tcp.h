@@ -179,6 +179,26 @@ int nvq_tcp_conn_submit(struct nvq_tcp_conn *c, const struct nvq_sqe *sqe,
 			const struct nvq_tcp_data *data, void *ctx);
 
 /*
+ * The same, for a batch of commands: with @more, the capsule (and its
+ * in-capsule data) may wait in the connection to go out with the ones
+ * that follow, in one sendmsg(); a call without @more, or
+ * nvq_tcp_conn_flush(), sends everything waiting. A caller that passes
+ * @more must end the batch with one of those (also after a failed
+ * call). A waiting capsule counts as sent: its CID is returned and it is
+ * outstanding; should its send fail later, the connection is broken and
+ * nvq_tcp_conn_drain() hands it back as any other command in flight.
+ * Any send on the connection (another submitter's, an R2T's H2CData)
+ * takes the waiting capsules along.
+ */
+int nvq_tcp_conn_submit_batch(struct nvq_tcp_conn *c, const struct nvq_sqe *sqe,
+			      const struct nvq_tcp_data *data, void *ctx,
+			      bool more);
+
+/* Send the capsules nvq_tcp_conn_submit_batch() left waiting: 0 (also
+ * when there were none) or the connection's error. */
+int nvq_tcp_conn_flush(struct nvq_tcp_conn *c);
+
+/*
  * Receive and act on what arrived: C2HData into the command's buffers,
  * R2T answered with H2CData, CapsuleResp (and C2HData with SUCCESS) to
  * the done callback. @timeout_ms 0: until the socket has nothing more;
@@ -205,8 +225,8 @@ void nvq_tcp_conn_kill(struct nvq_tcp_conn *c, int err, const char *why);
  * a connection that died: its commands are re-sent on a new one or
  * failed by the caller).
  */
-void nvq_tcp_conn_drain(struct nvq_tcp_conn *c, void (*fn)(void *arg, void *ctx),
-			void *arg);
+void nvq_tcp_conn_drain(struct nvq_tcp_conn *c,
+			void (*fn)(void *arg, void *ctx), void *arg);
 
 /*
  * One command, synchronously: submit, then receive until it completes or
@@ -225,6 +245,8 @@ struct nvq_tcp_conn_stats {
 	uint64_t bytes_sent, bytes_recv;
 	uint64_t r2t, h2c_data, c2h_data, incapsule;
 	uint64_t digest_errors;
+	uint64_t send_calls, recv_calls; /* sendmsg() and recv[msg]() made
+					  * after ICResp */
 };
 void nvq_tcp_conn_get_stats(const struct nvq_tcp_conn *c,
 			    struct nvq_tcp_conn_stats *st);

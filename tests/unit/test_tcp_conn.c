@@ -7,7 +7,10 @@
  * R2Ts), a data digest error (H2CTermReq seen by the target), C2HTermReq,
  * the target closing mid-PDU, a PDU trickled one byte at a time, unknown
  * CIDs, DATAO and R2T out of range, conn_sync timing out, -EBUSY at
- * depth, Connect / Property Get / Set / Disconnect byte for byte, and
+ * depth, batched capsules (one sendmsg() per batch, 32 at most, the
+ * batch of a broken connection drained), responses and C2HData parsed
+ * from one recv() and a large C2HData received partly straight into its
+ * buffers, Connect / Property Get / Set / Disconnect byte for byte, and
  * ("threads") two submitters and a receiver against a target thread.
  *
  * Most cases need no thread: the socketpair buffers what each side
@@ -836,6 +839,246 @@ static void t_busy_and_drain(void)
 	}
 }
 
+/* ---- batched sends, buffered receive ------------------------------ */
+
+/* Nothing readable on the target's end yet. */
+static bool peer_empty(struct tcp_peer *p)
+{
+	uint8_t b;
+
+	return recv(p->fd, &b, 1, MSG_DONTWAIT | MSG_PEEK) < 0 &&
+	       (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+static void t_batch(uint8_t dg)
+{
+	static uint8_t wbuf[512], rbuf[40][64];
+	struct iovec wiov[2] = { { wbuf, 200 }, { wbuf + 200, 312 } };
+	struct nvq_tcp_data wd = { wiov, 2, sizeof(wbuf), true };
+	struct iovec riov[40];
+	struct nvq_tcp_data rd[40];
+	struct nvq_sqe rs = read_sqe(0x1111), ws = write_sqe(), w;
+	struct nvq_tcp_conn_stats st0, st;
+	static uint8_t blob[40 * 32];
+	struct nvq_tcp_conn *c;
+	struct peer_pdu pdu;
+	struct tcp_peer p;
+	size_t bl = 0;
+	int i;
+
+	c = open_dg(&p, dg, 0, 8192, 40);
+	nvq_tcp_conn_set_ioccsz(c, 8192);
+	fill_pattern(wbuf, sizeof(wbuf), 500 + dg);
+	for (i = 0; i < 40; i++) {
+		riov[i].iov_base = rbuf[i];
+		riov[i].iov_len = sizeof(rbuf[i]);
+		rd[i] = (struct nvq_tcp_data){ &riov[i], 1, sizeof(rbuf[i]),
+					       false };
+	}
+	nvq_tcp_conn_get_stats(c, &st0);
+
+	/* Three capsules wait (one with in-capsule data in two buffers),
+	 * then go out in one sendmsg(). */
+	CHECK_EQ(nvq_tcp_conn_submit_batch(c, &rs, NULL, NULL, true), 0);
+	CHECK_EQ(nvq_tcp_conn_submit_batch(c, &ws, &wd, wbuf, true), 1);
+	CHECK_EQ(nvq_tcp_conn_submit_batch(c, &rs, &rd[0], rbuf, true), 2);
+	CHECK(peer_empty(&p));
+	nvq_tcp_conn_get_stats(c, &st);
+	CHECK_EQ(st.send_calls, st0.send_calls);
+	CHECK_EQ(st.pdus_sent, st0.pdus_sent);
+	CHECK_EQ(nvq_tcp_conn_flush(c), 0);
+	nvq_tcp_conn_get_stats(c, &st);
+	CHECK_EQ(st.send_calls, st0.send_calls + 1);
+	CHECK_EQ(st.pdus_sent, st0.pdus_sent + 3);
+	CHECK_EQ(st.incapsule, 1);
+	w = read_cmd(&p, &pdu);
+	CHECK_EQ(w.cid, 0);
+	CHECK_EQ(pdu.datal, 0);
+	tcp_peer_pdu_free(&pdu);
+	w = read_cmd(&p, &pdu);
+	CHECK_EQ(w.cid, 1);
+	CHECK_EQ(w.opcode, 0x01);
+	CHECK_EQ(sgl_of(&w).type, 0x01);
+	CHECK_EQ(pdu.datal, sizeof(wbuf));
+	CHECK_MEMEQ(pdu.data, wbuf, sizeof(wbuf));
+	tcp_peer_pdu_free(&pdu);
+	w = read_cmd(&p, &pdu);
+	CHECK_EQ(w.cid, 2);
+	CHECK_EQ(sgl_of(&w).length, sizeof(rbuf[0]));
+	tcp_peer_pdu_free(&pdu);
+	CHECK(peer_empty(&p));
+	/* A flush with nothing waiting sends nothing. */
+	CHECK_EQ(nvq_tcp_conn_flush(c), 0);
+	nvq_tcp_conn_get_stats(c, &st0);
+	CHECK_EQ(st0.send_calls, st.send_calls);
+
+	/* A submit without @more takes the waiting one along. */
+	CHECK_EQ(nvq_tcp_conn_submit_batch(c, &rs, NULL, NULL, true), 3);
+	CHECK_EQ(nvq_tcp_conn_submit(c, &rs, NULL, NULL), 4);
+	nvq_tcp_conn_get_stats(c, &st);
+	CHECK_EQ(st.send_calls, st0.send_calls + 1);
+	for (i = 3; i < 5; i++) {
+		w = read_cmd(&p, &pdu);
+		CHECK_EQ(w.cid, i);
+		tcp_peer_pdu_free(&pdu);
+	}
+
+	/* The responses to all five arrive together: one recv() (short:
+	 * the socket is empty then, no second call to hear EAGAIN). */
+	for (i = 0; i < 5; i++) {
+		struct nvq_cqe cqe = { .cid = (uint16_t)(4 - i) };
+
+		bl += tcp_peer_build_rsp(&p, blob + bl, &cqe);
+	}
+	tcp_peer_write(&p, blob, bl);
+	nvq_tcp_conn_get_stats(c, &st0);
+	CHECK_EQ(nvq_tcp_conn_recv(c, 0), 5);
+	nvq_tcp_conn_get_stats(c, &st);
+	CHECK_EQ(st.recv_calls, st0.recv_calls + 1);
+	CHECK_EQ(st.pdus_recv, st0.pdus_recv + 5);
+	CHECK_EQ(rec.n, 5);
+	CHECK(rec.ctx[3] == wbuf);
+	CHECK(rec.ctx[2] == rbuf);
+
+	/* 40 at once: the batch holds 32, the 33rd sends those. */
+	rec_reset();
+	nvq_tcp_conn_get_stats(c, &st0);
+	for (i = 0; i < 40; i++)
+		CHECK_EQ(nvq_tcp_conn_submit_batch(c, &rs, &rd[i], rbuf[i],
+						   true),
+			 i);
+	nvq_tcp_conn_get_stats(c, &st);
+	CHECK_EQ(st.send_calls, st0.send_calls + 1);
+	CHECK_EQ(st.pdus_sent, st0.pdus_sent + 32);
+	CHECK_EQ(nvq_tcp_conn_flush(c), 0);
+	nvq_tcp_conn_get_stats(c, &st);
+	CHECK_EQ(st.send_calls, st0.send_calls + 2);
+	CHECK_EQ(st.pdus_sent, st0.pdus_sent + 40);
+	for (i = 0; i < 40; i++) {
+		w = read_cmd(&p, &pdu);
+		CHECK_EQ(w.cid, i);
+		tcp_peer_pdu_free(&pdu);
+	}
+	/* Data and SUCCESS for all 40, in one write. */
+	{
+		static uint8_t big[40 * (32 + 64 + 8)], want[40][64];
+
+		bl = 0;
+		for (i = 0; i < 40; i++) {
+			fill_pattern(want[i], 64, 600 + i);
+			bl += tcp_peer_build_c2h(
+				&p, big + bl, (uint16_t)i, 0, want[i], 64,
+				NVQ_TCP_F_DATA_LAST | NVQ_TCP_F_DATA_SUCCESS,
+				0);
+		}
+		CHECK(bl <= sizeof(big));
+		tcp_peer_write(&p, big, bl);
+		nvq_tcp_conn_get_stats(c, &st0);
+		CHECK_EQ(nvq_tcp_conn_recv(c, 0), 40);
+		nvq_tcp_conn_get_stats(c, &st);
+		CHECK_EQ(st.recv_calls, st0.recv_calls + 1);
+		for (i = 0; i < 40; i++)
+			CHECK_MEMEQ(rbuf[i], want[i], 64);
+	}
+
+	nvq_tcp_conn_close(c);
+	close(p.fd);
+
+	/* Waiting capsules of a connection that breaks: the flush fails,
+	 * and they are outstanding, for drain. */
+	c = open_dg(&p, dg, 0, 8192, 4);
+	CHECK_EQ(nvq_tcp_conn_submit_batch(c, &rs, NULL, (void *)0x100, true),
+		 0);
+	CHECK_EQ(nvq_tcp_conn_submit_batch(c, &rs, NULL, (void *)0x101, true),
+		 1);
+	nvq_tcp_conn_kill(c, -ETIMEDOUT, "keep-alive timed out");
+	CHECK_EQ(nvq_tcp_conn_flush(c), -ETIMEDOUT);
+	{
+		uint8_t x;
+
+		/* Shut down with not a byte of them sent. */
+		CHECK_EQ(recv(p.fd, &x, 1, MSG_DONTWAIT), 0);
+	}
+	drained = 0;
+	nvq_tcp_conn_drain(c, drain_fn, &drained);
+	CHECK_EQ(drained, 2);
+	drained = 0;
+	nvq_tcp_conn_close(c);
+	close(p.fd);
+}
+
+/*
+ * Large and small C2HData, responses and a C2HData with SUCCESS written
+ * at once: the large payload's first part is copied from the receive
+ * buffer, the rest goes straight into the command's buffers with what
+ * follows in the receive buffer; digests over both.
+ */
+static void t_recv_buffered(uint8_t dg)
+{
+	static uint8_t a0[30000], a1[50000], a2[20000], b[4096];
+	static uint8_t want[100000], wb[4096], blob[110000];
+	struct iovec aiov[3] = { { a0, sizeof(a0) },
+				 { a1, sizeof(a1) },
+				 { a2, sizeof(a2) } };
+	struct iovec biov = { b, sizeof(b) };
+	struct nvq_tcp_data ad = { aiov, 3, sizeof(want), false };
+	struct nvq_tcp_data bd = { &biov, 1, sizeof(b), false };
+	struct nvq_sqe rs = read_sqe(0);
+	struct nvq_tcp_conn_stats st0, st;
+	struct nvq_tcp_conn *c;
+	struct peer_pdu pdu;
+	struct tcp_peer p;
+	size_t bl = 0;
+	struct nvq_cqe cqe = { .cid = 2, .result = 0x77 };
+	int i;
+
+	c = open_dg(&p, dg, 0, 8192, 4);
+	fill_pattern(want, sizeof(want), 700 + dg);
+	fill_pattern(wb, sizeof(wb), 800 + dg);
+	memset(a0, 0, sizeof(a0));
+	memset(a1, 0, sizeof(a1));
+	memset(a2, 0, sizeof(a2));
+	memset(b, 0, sizeof(b));
+	CHECK_EQ(nvq_tcp_conn_submit_batch(c, &rs, &ad, a0, true), 0);
+	CHECK_EQ(nvq_tcp_conn_submit_batch(c, &rs, &bd, b, true), 1);
+	CHECK_EQ(nvq_tcp_conn_submit_batch(c, &rs, NULL, NULL, false), 2);
+	for (i = 0; i < 3; i++) {
+		read_cmd(&p, &pdu);
+		tcp_peer_pdu_free(&pdu);
+	}
+	bl += tcp_peer_build_c2h(&p, blob + bl, 0, 0, want, 1000, 0, 0);
+	bl += tcp_peer_build_c2h(&p, blob + bl, 0, 1000, want + 1000, 99000,
+				 NVQ_TCP_F_DATA_LAST, 0);
+	bl += tcp_peer_build_c2h(&p, blob + bl, 1, 0, wb, sizeof(wb),
+				 NVQ_TCP_F_DATA_LAST | NVQ_TCP_F_DATA_SUCCESS,
+				 0);
+	bl += tcp_peer_build_rsp(&p, blob + bl, &cqe);
+	cqe.cid = 0;
+	cqe.result = 0x55;
+	bl += tcp_peer_build_rsp(&p, blob + bl, &cqe);
+	CHECK(bl <= sizeof(blob));
+	tcp_peer_write(&p, blob, bl);
+	nvq_tcp_conn_get_stats(c, &st0);
+	recv_until(c, 3);
+	nvq_tcp_conn_get_stats(c, &st);
+	/* 64 KiB into the buffer, then the rest of the payload direct with
+	 * the rest of the stream in the buffer (a short read: done). */
+	CHECK_EQ(st.recv_calls - st0.recv_calls, 2);
+	CHECK_EQ(st.bytes_recv - st0.bytes_recv, bl);
+	CHECK_EQ(st.digest_errors, 0);
+	CHECK(rec.ctx[0] == b);
+	CHECK(rec.ctx[1] == NULL);
+	CHECK_EQ(rec.cqe[1].result, 0x77);
+	CHECK(rec.ctx[2] == a0);
+	CHECK_EQ(rec.cqe[2].result, 0x55);
+	CHECK_MEMEQ(a0, want, sizeof(a0));
+	CHECK_MEMEQ(a1, want + sizeof(a0), sizeof(a1));
+	CHECK_MEMEQ(a2, want + sizeof(a0) + sizeof(a1), sizeof(a2));
+	CHECK_MEMEQ(b, wb, sizeof(b));
+	nvq_tcp_conn_close(c);
+	close(p.fd);
+}
+
 /* ---- fabrics ------------------------------------------------------ */
 
 struct fab_script {
@@ -1564,6 +1807,8 @@ int main(int argc, char **argv)
 		t_read(dg);
 		t_write_incapsule(dg);
 		t_write_r2t(dg);
+		t_batch(dg);
+		t_recv_buffered(dg);
 	}
 	t_ddgst_error();
 	t_hdgst_error();
