@@ -46,9 +46,10 @@ enum {
 	"  URI                      the controller: emu:[key=value,...] for the\n" \
 	"                           emulator (e.g. emu:file=disk.img,size=64M),\n" \
 	"                           vfio:DDDD:BB:DD.F for a PCI function bound to\n" \
-	"                           vfio-pci (see 'nvq list'); /NSID at the end\n" \
-	"                           (emu:ns=2/2, vfio:0000:01:00.0/1) names a\n" \
-	"                           namespace\n"
+	"                           vfio-pci (see 'nvq list'),\n" \
+	"                           tcp:HOST[:PORT],nqn=NQN[,...] for NVMe/TCP\n" \
+	"                           (docs/tcp.md); /NSID at the end (emu:ns=2/2,\n" \
+	"                           vfio:0000:01:00.0/1) names a namespace\n"
 #define HELP_NSID \
 	"  -n, --namespace-id=NSID  namespace id (see 'nvq list'); optional when\n" \
 	"                           the URI ends in /NSID (both: they must agree)\n"

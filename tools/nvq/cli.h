@@ -27,8 +27,9 @@ static inline int exit_for_signal(int sig)
 }
 
 #define URI_FORMS                                                             \
-	"emu:[key=value,...] (the emulated controller) or vfio:DDDD:BB:DD.F " \
-	"(a PCI function bound to vfio-pci)"
+	"emu:[key=value,...] (the emulated controller), vfio:DDDD:BB:DD.F " \
+	"(a PCI function bound to vfio-pci) or tcp:HOST[:PORT],nqn=NQN "   \
+	"(NVMe/TCP)"
 
 /* output.c */
 
