@@ -7,6 +7,10 @@
 #     the controller reconnects, the I/O resumes and verifies
 #   - the established connections are aborted (ss -K in the guest), the
 #     port stays: the same
+#   - the whole target freezes (QEMU stopped with SIGSTOP: connections
+#     stay up, nothing answers) longer than KATO: the unanswered Keep
+#     Alive resets the controller, which reconnects once it thaws; the I/O
+#     resumes and verifies
 #   - the port stays away longer than ctrl_loss_tmo: nvq-perf ends with
 #     an error and a message, in bounded time (no hang)
 # usage: test_reconnect.sh SRC_ROOT BUILD_ROOT (meson passes them)
@@ -68,6 +72,25 @@ kill_conns() {
 }
 step "connections aborted mid-I/O (ss -K): reconnect, 0 bad blocks" \
 	kill_conns
+
+# Commands that never complete: the guest is frozen for 8 s with KATO
+# 2 s; the keep-alive timeout must reset the controller (not the 30 s I/O
+# timeout), and it reconnects after the target thaws.
+freeze() {
+	local qpid
+	qpid=$(pgrep -f "qemu-system.*$TDIR/console.log" | head -n 1)
+	[ -n "$qpid" ] || die "no QEMU process for $TDIR"
+	perf_bg "$NVQ_TCP_URI_FILE,kato=2,reconnect_delay=1,ctrl_loss_tmo=60" \
+		20
+	sleep 3
+	kill -STOP "$qpid" || die "cannot stop QEMU"
+	sleep 8
+	kill -CONT "$qpid"
+	perf_wait
+	perf_recovered
+}
+step "target frozen 8 s (KATO 2 s): keep-alive resets, reconnect, 0 bad" \
+	freeze
 
 # The port stays away: past ctrl_loss_tmo (4 s) the controller is given
 # up; nvq-perf must end (timeout(1) gives it 180 s) with a message.
