@@ -78,7 +78,7 @@ step "connections aborted mid-I/O (ss -K): reconnect, 0 bad blocks" \
 # timeout), and it reconnects after the target thaws.
 freeze() {
 	local qpid
-	qpid=$(pgrep -f "qemu-system.*$TDIR/console.log" | head -n 1)
+	qpid=$(pgrep -f "^qemu-system-x86_64 .*$TDIR/console.log" | head -n 1)
 	[ -n "$qpid" ] || die "no QEMU process for $TDIR"
 	perf_bg "$NVQ_TCP_URI_FILE,kato=2,reconnect_delay=1,ctrl_loss_tmo=60" \
 		20
