@@ -26,9 +26,9 @@ static inline int exit_for_signal(int sig)
 	return 128 + sig;
 }
 
-#define URI_FORMS                                                             \
+#define URI_FORMS                                                           \
 	"emu:[key=value,...] (the emulated controller), vfio:DDDD:BB:DD.F " \
-	"(a PCI function bound to vfio-pci) or tcp:HOST[:PORT],nqn=NQN "   \
+	"(a PCI function bound to vfio-pci) or tcp:HOST[:PORT],nqn=NQN "    \
 	"(NVMe/TCP)"
 
 /* output.c */

@@ -348,7 +348,8 @@ static void record_error(struct perf_job *j, struct perf_job_ctx *ctx,
 	if (!ctx->errmsg[0])
 		snprintf(ctx->errmsg, sizeof(ctx->errmsg),
 			 "%s%s%s of %u blocks at LBA %llu (thread %u): %s",
-			 fmt_what, *fmt_what ? " " : "", l->write ? "write" : "read", j->sh->tgt->nlb,
+			 fmt_what, *fmt_what ? " " : "",
+			 l->write ? "write" : "read", j->sh->tgt->nlb,
 			 (unsigned long long)l->slba, j->index, why);
 	set_stop(j);
 }
