@@ -49,6 +49,19 @@ step() {
 	steps=$((steps + 1))
 	("$@") >"$TMP/step.log" 2>&1
 	rc=$?
+	# The guest's QEMU itself died (seen once under host load: libslirp's
+	# "soread: Assertion `buf_len != 0' failed", a QEMU bug no TCP peer
+	# may cause): boot it again and run the step once more, saying so.
+	local old=$NVQ_TCP_PORT a args=()
+	if [ $rc != 0 ] && [ "$revived" -lt 2 ] && target_revive; then
+		for a in "$@"; do
+			args+=("${a//127.0.0.1:$old,/127.0.0.1:$NVQ_TCP_PORT,}")
+		done
+		echo "# $name: the target's QEMU had died ($why);" \
+			"booted it again and ran the step once more"
+		("${args[@]}") >"$TMP/step.log" 2>&1
+		rc=$?
+	fi
 	if [ $rc = 0 ]; then
 		echo "ok - $name"
 		sed -n 's/^info: /#   /p' "$TMP/step.log"
@@ -57,6 +70,22 @@ step() {
 		tail -n 60 "$TMP/step.log" | sed 's/^/#   /'
 		fails=$((fails + 1))
 	fi
+}
+
+# target_revive: when the guest's QEMU is no longer running, say why
+# (in $why) and boot the target again with new ports (the NVQ_TCP_*
+# variables change). 1 while it runs or when it does not come up.
+revived=0
+target_revive() {
+	local out
+	pgrep -f "^qemu-system-x86_64 .*$TDIR/console.log" >/dev/null &&
+		return 1
+	why=$(grep -h -m1 -iE "assert|abort|panic|oops" "$TDIR/run.log" \
+		"$TDIR/console.log" 2>/dev/null | head -n 1)
+	"$TARGET" stop "$TDIR" >/dev/null 2>&1
+	out=$(NVQ_TARGET_OWNER=$$ "$TARGET" start "$TDIR") || return 1
+	eval "$out"
+	revived=$((revived + 1))
 }
 
 # die MSG: the step (a subshell) fails with MSG.

@@ -124,9 +124,11 @@ step "id-ctrl, id-ns of :both (512 and 4096), as nvme-cli" \
 	ident both "1 2" "512 4096"
 
 # ---- the library's test (tests/tcp/test_tcp_lib.c) ----------------------
+# ctrl_loss_tmo 30: a target that dies fails the test in seconds, not
+# after nvme-cli's default 600.
 libtest() {
-	timeout -k 10 600 "$BUILD/tests/tcp/test-tcp-lib" "$1" \
-		>"$TMP/lib.out" 2>&1
+	timeout -k 10 300 "$BUILD/tests/tcp/test-tcp-lib" \
+		"$1,reconnect_delay=2,ctrl_loss_tmo=30" >"$TMP/lib.out" 2>&1
 	rc=$?
 	sed 's/^ok - /info: /' "$TMP/lib.out"
 	return $rc
